@@ -1,0 +1,59 @@
+//! Every error a Goblin command can reply with, spelled exactly as the server's own commands
+//! spell it, so clients that match on error text cannot tell the difference.
+
+use std::borrow::Cow;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandError {
+    /// Wrong number of arguments; carries the lower-case command name.
+    WrongArity(&'static str),
+    NotInteger,
+    NotFloat,
+    WrongType,
+    IncrementOverflow,
+    /// The absolute expiry does not fit in a signed 64-bit millisecond timestamp.
+    InvalidExpire(&'static str),
+    /// A Rust panic was caught at the command boundary instead of killing the server.
+    Internal,
+}
+
+impl CommandError {
+    /// The error reply, with its error code as the first word.
+    pub fn reply_text(&self) -> Cow<'static, str> {
+        match self {
+            Self::WrongArity(name) => {
+                format!("ERR wrong number of arguments for '{name}' command").into()
+            }
+            Self::NotInteger => "ERR value is not an integer or out of range".into(),
+            Self::NotFloat => "ERR value is not a valid float".into(),
+            Self::WrongType => {
+                "WRONGTYPE Operation against a key holding the wrong kind of value".into()
+            }
+            Self::IncrementOverflow => "ERR increment or decrement would overflow".into(),
+            Self::InvalidExpire(name) => {
+                format!("ERR invalid expire time in '{name}' command").into()
+            }
+            Self::Internal => "ERR goblin internal error (see the server log)".into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_match_the_servers_own_wording() {
+        assert_eq!(
+            CommandError::WrongArity("goblin.zwindow").reply_text(),
+            "ERR wrong number of arguments for 'goblin.zwindow' command"
+        );
+        assert_eq!(
+            CommandError::InvalidExpire("goblin.increx").reply_text(),
+            "ERR invalid expire time in 'goblin.increx' command"
+        );
+        assert!(CommandError::WrongType
+            .reply_text()
+            .starts_with("WRONGTYPE "));
+    }
+}

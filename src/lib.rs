@@ -1,0 +1,55 @@
+//! Goblin: native rate-limit and lease commands for Redis and Valkey.
+//!
+//! This file is the command table. Each command lives in its own file (`increx.rs`,
+//! `zwindow.rs`); the decisions are pure (`counter.rs`, `window.rs`); `effects.rs` turns them
+//! into writes, replication and notifications; `server.rs` owns every call into the server.
+
+mod counter;
+mod effects;
+mod error;
+mod increx;
+mod server;
+mod window;
+mod zwindow;
+
+use redis_module::{redis_module, Context, RedisString, Status};
+use server::CommandSpec;
+
+const COMMANDS: &[CommandSpec] = &[
+    CommandSpec {
+        name: c"goblin.increx",
+        flags: c"write deny-oom fast",
+        acl_categories: c"write string",
+        callback: server::entry_point::<increx::Increx>,
+    },
+    CommandSpec {
+        name: c"goblin.zwindow",
+        flags: c"write deny-oom",
+        acl_categories: c"write sortedset",
+        callback: server::entry_point::<zwindow::Zwindow>,
+    },
+];
+
+fn init(ctx: &Context, _args: &[RedisString]) -> Status {
+    server::register(ctx, COMMANDS)
+}
+
+// The server's allocator in the module, so INFO memory and maxmemory see what Goblin
+// allocates; the system one under `cargo test`, where there is no server to allocate from.
+#[cfg(not(test))]
+redis_module! {
+    name: "goblin",
+    version: 100,
+    allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
+    data_types: [],
+    init: init,
+}
+
+#[cfg(test)]
+redis_module! {
+    name: "goblin",
+    version: 100,
+    allocator: (std::alloc::System, std::alloc::System),
+    data_types: [],
+    init: init,
+}

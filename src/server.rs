@@ -1,0 +1,626 @@
+//! The one room that talks to the server's raw module API. Every `unsafe` block in Goblin is
+//! in this file; what it hands out are safe types that live no longer than one command call:
+//! `Ctx` (the call), `Arg` (an argument), `Key` (an open key).
+//!
+//! The API is the same C ABI on Redis 7.0, Redis 8.2 and Valkey 9.1. Where they differ in
+//! behaviour this wrapper takes the path that is safe on all three (see `Key::abs_expire`).
+
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::marker::PhantomData;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::{self, NonNull};
+
+use redis_module::{raw, Context, Status};
+
+use crate::error::CommandError;
+
+/// Reads a server API function pointer. `register` refuses to load the module unless every
+/// pointer named in `REQUIRED_APIS` is present, so a command never finds one missing.
+macro_rules! api {
+    ($name:ident) => {{
+        // SAFETY: the pointers are written once by `RedisModule_Init`, before any command runs,
+        // and only read afterwards, on the server's main thread.
+        #[allow(unused_unsafe)]
+        let function = unsafe { raw::$name };
+        match function {
+            Some(function) => function,
+            None => panic!(concat!(stringify!($name), " is missing")),
+        }
+    }};
+}
+
+/// `(name, present)` for each API the commands call.
+fn required_apis() -> [(&'static str, bool); 28] {
+    // SAFETY: reads of pointers written once at load time (see `api!`).
+    unsafe {
+        [
+            ("CreateCommand", {
+                let function = raw::RedisModule_CreateCommand;
+                function.is_some()
+            }),
+            ("OpenKey", {
+                let function = raw::RedisModule_OpenKey;
+                function.is_some()
+            }),
+            ("CloseKey", {
+                let function = raw::RedisModule_CloseKey;
+                function.is_some()
+            }),
+            ("KeyType", {
+                let function = raw::RedisModule_KeyType;
+                function.is_some()
+            }),
+            ("ValueLength", {
+                let function = raw::RedisModule_ValueLength;
+                function.is_some()
+            }),
+            ("DeleteKey", {
+                let function = raw::RedisModule_DeleteKey;
+                function.is_some()
+            }),
+            ("StringDMA", {
+                let function = raw::RedisModule_StringDMA;
+                function.is_some()
+            }),
+            ("StringTruncate", {
+                let function = raw::RedisModule_StringTruncate;
+                function.is_some()
+            }),
+            ("GetAbsExpire", {
+                let function = raw::RedisModule_GetAbsExpire;
+                function.is_some()
+            }),
+            ("SetAbsExpire", {
+                let function = raw::RedisModule_SetAbsExpire;
+                function.is_some()
+            }),
+            ("ZsetAdd", {
+                let function = raw::RedisModule_ZsetAdd;
+                function.is_some()
+            }),
+            ("ZsetRem", {
+                let function = raw::RedisModule_ZsetRem;
+                function.is_some()
+            }),
+            ("ZsetScore", {
+                let function = raw::RedisModule_ZsetScore;
+                function.is_some()
+            }),
+            ("ZsetFirstInScoreRange", {
+                let function = raw::RedisModule_ZsetFirstInScoreRange;
+                function.is_some()
+            }),
+            ("ZsetRangeCurrentElement", {
+                let function = raw::RedisModule_ZsetRangeCurrentElement;
+                function.is_some()
+            }),
+            ("ZsetRangeStop", {
+                let function = raw::RedisModule_ZsetRangeStop;
+                function.is_some()
+            }),
+            ("FreeString", {
+                let function = raw::RedisModule_FreeString;
+                function.is_some()
+            }),
+            ("Replicate", {
+                let function = raw::RedisModule_Replicate;
+                function.is_some()
+            }),
+            ("NotifyKeyspaceEvent", {
+                let function = raw::RedisModule_NotifyKeyspaceEvent;
+                function.is_some()
+            }),
+            ("SignalModifiedKey", {
+                let function = raw::RedisModule_SignalModifiedKey;
+                function.is_some()
+            }),
+            ("Milliseconds", {
+                let function = raw::RedisModule_Milliseconds;
+                function.is_some()
+            }),
+            ("SetModuleOptions", {
+                let function = raw::RedisModule_SetModuleOptions;
+                function.is_some()
+            }),
+            ("StringPtrLen", {
+                let function = raw::RedisModule_StringPtrLen;
+                function.is_some()
+            }),
+            ("StringToLongLong", {
+                let function = raw::RedisModule_StringToLongLong;
+                function.is_some()
+            }),
+            ("StringToDouble", {
+                let function = raw::RedisModule_StringToDouble;
+                function.is_some()
+            }),
+            ("ReplyWithLongLong", {
+                let function = raw::RedisModule_ReplyWithLongLong;
+                function.is_some()
+            }),
+            ("ReplyWithError", {
+                let function = raw::RedisModule_ReplyWithError;
+                function.is_some()
+            }),
+            ("Log", {
+                let function = raw::RedisModule_Log;
+                function.is_some()
+            }),
+        ]
+    }
+}
+
+/// One command argument, borrowed from the server for the duration of the call.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct Arg<'call> {
+    ptr: NonNull<raw::RedisModuleString>,
+    _call: PhantomData<&'call ()>,
+}
+
+impl<'call> Arg<'call> {
+    fn raw(self) -> *mut raw::RedisModuleString {
+        self.ptr.as_ptr()
+    }
+
+    /// The argument's bytes (binary safe).
+    pub fn as_bytes(self) -> &'call [u8] {
+        let mut len = 0usize;
+        // SAFETY: the server keeps argv alive until the command returns, and `'call` ends there.
+        unsafe {
+            let data = api!(RedisModule_StringPtrLen)(self.raw(), &mut len);
+            if data.is_null() || len == 0 {
+                return &[];
+            }
+            std::slice::from_raw_parts(data.cast::<u8>(), len)
+        }
+    }
+
+    /// A 64-bit integer, by the server's own parser (the one INCRBY and EXPIRE use).
+    pub fn to_i64(self) -> Option<i64> {
+        let mut value = 0;
+        // SAFETY: a live argument and a valid out pointer.
+        let status = unsafe { api!(RedisModule_StringToLongLong)(self.raw(), &mut value) };
+        (status == raw::REDISMODULE_OK as c_int).then_some(value)
+    }
+
+    /// A double, by the server's own parser (the one ZADD uses). May be infinite.
+    pub fn to_f64(self) -> Option<f64> {
+        let mut value = 0.0;
+        // SAFETY: a live argument and a valid out pointer.
+        let status = unsafe { api!(RedisModule_StringToDouble)(self.raw(), &mut value) };
+        (status == raw::REDISMODULE_OK as c_int).then_some(value)
+    }
+}
+
+/// Keyspace event classes used by Goblin's notifications.
+#[derive(Clone, Copy)]
+pub enum EventClass {
+    Generic,
+    String,
+    SortedSet,
+}
+
+/// The command call in progress.
+pub struct Ctx {
+    ptr: NonNull<raw::RedisModuleCtx>,
+}
+
+impl Ctx {
+    fn raw(&self) -> *mut raw::RedisModuleCtx {
+        self.ptr.as_ptr()
+    }
+
+    /// The server's wall clock in milliseconds: the base EXPIRE uses for relative times.
+    pub fn now_ms(&self) -> i64 {
+        // SAFETY: no arguments; returns the server's clock.
+        unsafe { api!(RedisModule_Milliseconds)() }
+    }
+
+    /// Opens `name` for reading and writing. Opening does not create the key.
+    pub fn open_key<'call>(&'call self, name: Arg<'call>) -> Key<'call> {
+        let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
+        // SAFETY: a live context and key name; a write-mode open never returns NULL.
+        let ptr = unsafe { api!(RedisModule_OpenKey)(self.raw(), name.raw(), mode) };
+        let ptr = NonNull::new(ptr.cast::<raw::RedisModuleKey>())
+            .unwrap_or_else(|| panic!("RedisModule_OpenKey returned NULL in write mode"));
+        Key {
+            ctx: self,
+            ptr,
+            name,
+        }
+    }
+
+    /// Appends one core command to the replication stream and the AOF. The server wraps all
+    /// of one call's effects in MULTI/EXEC, so replicas apply them atomically.
+    pub fn replicate(&self, command: &CStr, args: &[&[u8]]) {
+        let replicate = api!(RedisModule_Replicate);
+        let ctx = self.raw();
+        let cmd = command.as_ptr();
+        let b = |i: usize| (args[i].as_ptr().cast::<c_char>(), args[i].len());
+        // SAFETY: each "b" in the format consumes a (pointer, length) pair that lives across
+        // the call; the server copies the bytes before returning.
+        let status = unsafe {
+            match args.len() {
+                1 => replicate(ctx, cmd, c"b".as_ptr(), b(0).0, b(0).1),
+                2 => replicate(ctx, cmd, c"bb".as_ptr(), b(0).0, b(0).1, b(1).0, b(1).1),
+                3 => replicate(
+                    ctx,
+                    cmd,
+                    c"bbb".as_ptr(),
+                    b(0).0,
+                    b(0).1,
+                    b(1).0,
+                    b(1).1,
+                    b(2).0,
+                    b(2).1,
+                ),
+                4 => replicate(
+                    ctx,
+                    cmd,
+                    c"bbbb".as_ptr(),
+                    b(0).0,
+                    b(0).1,
+                    b(1).0,
+                    b(1).1,
+                    b(2).0,
+                    b(2).1,
+                    b(3).0,
+                    b(3).1,
+                ),
+                5 => replicate(
+                    ctx,
+                    cmd,
+                    c"bbbbb".as_ptr(),
+                    b(0).0,
+                    b(0).1,
+                    b(1).0,
+                    b(1).1,
+                    b(2).0,
+                    b(2).1,
+                    b(3).0,
+                    b(3).1,
+                    b(4).0,
+                    b(4).1,
+                ),
+                n => panic!("replicate takes 1 to 5 arguments, got {n}"),
+            }
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("the server refused to replicate {command:?}");
+        }
+    }
+
+    /// Fires a keyspace notification for `key`.
+    pub fn notify(&self, class: EventClass, event: &CStr, key: Arg<'_>) {
+        let class = match class {
+            EventClass::Generic => raw::REDISMODULE_NOTIFY_GENERIC,
+            EventClass::String => raw::REDISMODULE_NOTIFY_STRING,
+            EventClass::SortedSet => raw::REDISMODULE_NOTIFY_ZSET,
+        };
+        // SAFETY: live context, static event name, live key name.
+        unsafe {
+            api!(RedisModule_NotifyKeyspaceEvent)(self.raw(), class, event.as_ptr(), key.raw());
+        }
+    }
+
+    /// Tells WATCH and client-side caching that `key` changed.
+    pub fn signal_modified(&self, key: Arg<'_>) {
+        // SAFETY: live context and key name.
+        unsafe {
+            api!(RedisModule_SignalModifiedKey)(self.raw(), key.raw());
+        }
+    }
+}
+
+/// What a key holds, as far as Goblin cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    Empty,
+    String,
+    SortedSet,
+    Other,
+}
+
+/// A key open for writing; closed when dropped.
+pub struct Key<'call> {
+    ctx: &'call Ctx,
+    ptr: NonNull<raw::RedisModuleKey>,
+    name: Arg<'call>,
+}
+
+impl<'call> Key<'call> {
+    fn raw(&self) -> *mut raw::RedisModuleKey {
+        self.ptr.as_ptr()
+    }
+
+    pub fn name(&self) -> Arg<'call> {
+        self.name
+    }
+
+    pub fn kind(&self) -> KeyKind {
+        // SAFETY: an open key.
+        let kind = unsafe { api!(RedisModule_KeyType)(self.raw()) } as isize;
+        match kind {
+            raw::REDISMODULE_KEYTYPE_EMPTY => KeyKind::Empty,
+            raw::REDISMODULE_KEYTYPE_STRING => KeyKind::String,
+            raw::REDISMODULE_KEYTYPE_ZSET => KeyKind::SortedSet,
+            _ => KeyKind::Other,
+        }
+    }
+
+    /// String length, or the number of members of a sorted set; 0 for an empty key.
+    pub fn len(&self) -> usize {
+        // SAFETY: an open key.
+        unsafe { api!(RedisModule_ValueLength)(self.raw()) }
+    }
+
+    /// The bytes of a string key; `None` for any other kind. Valid until the next write.
+    pub fn string(&self) -> Option<&[u8]> {
+        if self.kind() != KeyKind::String {
+            return None;
+        }
+        let mut len = 0usize;
+        let mode = raw::REDISMODULE_READ as c_int;
+        // SAFETY: an open string key; the slice borrows `self`, so no write can happen while
+        // it is alive (DMA rule 1).
+        unsafe {
+            let data = api!(RedisModule_StringDMA)(self.raw(), &mut len, mode);
+            if data.is_null() {
+                return None;
+            }
+            if len == 0 {
+                return Some(&[]);
+            }
+            Some(std::slice::from_raw_parts(data.cast::<u8>(), len))
+        }
+    }
+
+    /// Makes the key a string holding `value`, in place: unlike `RedisModule_StringSet`, the
+    /// key keeps its TTL, and a counter that grows a digit reuses its allocation.
+    pub fn set_string(&mut self, value: &[u8]) {
+        // SAFETY: an open write-mode key that is empty or a string (callers checked the kind);
+        // DMA is re-obtained after the truncate, as the API requires, and `len` bounds the copy.
+        unsafe {
+            if api!(RedisModule_StringTruncate)(self.raw(), value.len())
+                != raw::REDISMODULE_OK as c_int
+            {
+                panic!("RedisModule_StringTruncate refused a string key");
+            }
+            let mut len = 0usize;
+            let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
+            let data = api!(RedisModule_StringDMA)(self.raw(), &mut len, mode);
+            if data.is_null() || len != value.len() {
+                panic!(
+                    "RedisModule_StringDMA gave {len} bytes for a {}-byte value",
+                    value.len()
+                );
+            }
+            ptr::copy_nonoverlapping(value.as_ptr(), data.cast::<u8>(), len);
+        }
+    }
+
+    /// Arms the TTL at an absolute Unix time in milliseconds. The key must exist.
+    /// (There is deliberately no reader of the expiry: Redis 8.2 crashes reading the expiry of
+    /// a key that does not exist, and in-place writes make reading it unnecessary.)
+    pub fn set_abs_expire(&mut self, at_ms: i64) {
+        // SAFETY: an open write-mode key.
+        let status = unsafe { api!(RedisModule_SetAbsExpire)(self.raw(), at_ms) };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("RedisModule_SetAbsExpire refused {at_ms}");
+        }
+    }
+
+    /// Deletes the key; the handle then reads as empty.
+    pub fn delete(&mut self) {
+        // SAFETY: an open write-mode key.
+        unsafe {
+            api!(RedisModule_DeleteKey)(self.raw());
+        }
+    }
+
+    /// The score of `member`, if the key is a sorted set holding it.
+    pub fn score(&self, member: Arg<'_>) -> Option<f64> {
+        let mut score = 0.0;
+        // SAFETY: an open key, a live member string, a valid out pointer. Errors (no such
+        // member, empty key, other type) come back as a status.
+        let status = unsafe { api!(RedisModule_ZsetScore)(self.raw(), member.raw(), &mut score) };
+        (status == raw::REDISMODULE_OK as c_int).then_some(score)
+    }
+
+    /// Adds `member` at `score`, or moves it there. Creates the sorted set if the key is empty.
+    /// Returns whether the set changed (added, or the score moved).
+    pub fn zadd(&mut self, score: f64, member: Arg<'_>) -> bool {
+        let mut flags: c_int = 0;
+        // SAFETY: an open write-mode key that is empty or a sorted set, a finite score.
+        let status =
+            unsafe { api!(RedisModule_ZsetAdd)(self.raw(), score, member.raw(), &mut flags) };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("RedisModule_ZsetAdd refused score {score}");
+        }
+        let changed = (raw::REDISMODULE_ZADD_ADDED | raw::REDISMODULE_ZADD_UPDATED) as c_int;
+        flags & changed != 0
+    }
+
+    /// Removes every member scored at or below `cutoff`, lowest first, and returns how many.
+    /// Each step seeks the lowest member through the score index, O(log n), so the whole call
+    /// is O(evicted * log n) and never scans members inside the window. A set emptied here is
+    /// deleted by the server, as ZREMRANGEBYSCORE does.
+    pub fn evict_up_to(&mut self, cutoff: f64) -> usize {
+        let mut evicted = 0;
+        loop {
+            // SAFETY: an open write-mode key; the iterator is stopped before the removal, so
+            // the set is never modified under a live iterator.
+            let oldest = unsafe {
+                let key = self.raw();
+                if api!(RedisModule_ZsetFirstInScoreRange)(key, f64::NEG_INFINITY, cutoff, 0, 0)
+                    != raw::REDISMODULE_OK as c_int
+                {
+                    break;
+                }
+                let member = api!(RedisModule_ZsetRangeCurrentElement)(key, ptr::null_mut());
+                api!(RedisModule_ZsetRangeStop)(key);
+                member
+            };
+            if oldest.is_null() {
+                break;
+            }
+            // SAFETY: `oldest` is a string the iterator created for us; we free it once.
+            unsafe {
+                api!(RedisModule_ZsetRem)(self.raw(), oldest, ptr::null_mut());
+                api!(RedisModule_FreeString)(self.ctx.raw(), oldest);
+            }
+            evicted += 1;
+        }
+        evicted
+    }
+}
+
+impl Drop for Key<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the key was opened by `Ctx::open_key` and is closed exactly once.
+        unsafe { api!(RedisModule_CloseKey)(self.raw()) }
+    }
+}
+
+/// A Goblin command: its name and what it does with one call's arguments.
+pub trait Command {
+    /// The lower-case name, as registered and as quoted in error replies.
+    const NAME: &'static str;
+    /// Runs the command; the `Ok` value is the integer reply.
+    fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError>;
+}
+
+/// The raw callback the server calls for command `C`.
+pub type Callback =
+    extern "C" fn(*mut raw::RedisModuleCtx, *mut *mut raw::RedisModuleString, c_int) -> c_int;
+
+/// The server-facing entry point of command `C`: borrows argv in place (no copies, no
+/// retains), runs the command, and turns its result into the reply. A panic is caught here
+/// and answered as an error, because one unwinding out of a module takes the server down.
+pub extern "C" fn entry_point<C: Command>(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    let Some(ctx) = NonNull::new(ctx).map(|ptr| Ctx { ptr }) else {
+        return raw::REDISMODULE_ERR as c_int;
+    };
+    let args: &[Arg<'_>] = match usize::try_from(argc) {
+        // SAFETY: the server passes argc non-NULL strings that outlive this call; `Arg` is a
+        // transparent non-null pointer, so the array can be viewed in place.
+        Ok(len) if len > 0 && !argv.is_null() => unsafe {
+            std::slice::from_raw_parts(argv.cast::<Arg<'_>>(), len)
+        },
+        _ => &[],
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| C::run(&ctx, args)));
+    let reply = match outcome {
+        Ok(reply) => reply,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("unknown panic");
+            log_warning(&ctx, &format!("{}: internal error: {what}", C::NAME));
+            Err(CommandError::Internal)
+        }
+    };
+    // SAFETY: replying once on a live context.
+    unsafe {
+        match reply {
+            Ok(value) => api!(RedisModule_ReplyWithLongLong)(ctx.raw(), value),
+            Err(error) => {
+                let text = CString::new(error.reply_text().into_owned())
+                    .unwrap_or_else(|_| CString::from(c"ERR goblin internal error"));
+                api!(RedisModule_ReplyWithError)(ctx.raw(), text.as_ptr())
+            }
+        };
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
+fn log_warning(ctx: &Ctx, message: &str) {
+    if let Ok(message) = CString::new(message) {
+        // SAFETY: live context, static level and format, NUL-terminated message.
+        unsafe {
+            api!(RedisModule_Log)(
+                ctx.raw(),
+                c"warning".as_ptr(),
+                c"%s".as_ptr(),
+                message.as_ptr(),
+            );
+        }
+    }
+}
+
+/// One row of the command table.
+pub struct CommandSpec {
+    pub name: &'static CStr,
+    /// Command flags, as `RedisModule_CreateCommand` takes them.
+    pub flags: &'static CStr,
+    /// ACL categories, set only where the server has module ACL categories (Redis >= 7.2,
+    /// Valkey); Redis 7.0 files module commands under `@module` alone.
+    pub acl_categories: &'static CStr,
+    pub callback: Callback,
+}
+
+/// Registers the command table: first key 1, last key 1, step 1 for every command.
+pub fn register(context: &Context, commands: &[CommandSpec]) -> Status {
+    let missing: Vec<&str> = required_apis()
+        .iter()
+        .filter(|(_, present)| !present)
+        .map(|(name, _)| *name)
+        .collect();
+    if !missing.is_empty() {
+        context.log_warning(&format!(
+            "goblin: this server lacks module APIs Goblin needs: {}",
+            missing.join(", ")
+        ));
+        return Status::Err;
+    }
+    let ctx = context.ctx;
+    // SAFETY: load-time calls on the context the server handed to OnLoad.
+    unsafe {
+        // WATCH and client-side caching must see a write only when a command really writes,
+        // not whenever it opens a key for writing (an error reply must leave no trace).
+        api!(RedisModule_SetModuleOptions)(
+            ctx,
+            raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int,
+        );
+        for command in commands {
+            let created = api!(RedisModule_CreateCommand)(
+                ctx,
+                command.name.as_ptr(),
+                Some(command.callback),
+                command.flags.as_ptr(),
+                1,
+                1,
+                1,
+            );
+            if created != raw::REDISMODULE_OK as c_int {
+                context.log_warning(&format!("goblin: could not create {:?}", command.name));
+                return Status::Err;
+            }
+            let (get_command, set_categories) = (
+                raw::RedisModule_GetCommand,
+                raw::RedisModule_SetCommandACLCategories,
+            );
+            if let (Some(get_command), Some(set_categories)) = (get_command, set_categories) {
+                let handle = get_command(ctx, command.name.as_ptr());
+                if handle.is_null()
+                    || set_categories(handle, command.acl_categories.as_ptr())
+                        != raw::REDISMODULE_OK as c_int
+                {
+                    context.log_warning(&format!(
+                        "goblin: could not set ACL categories {:?} on {:?}",
+                        command.acl_categories, command.name
+                    ));
+                    return Status::Err;
+                }
+            }
+        }
+    }
+    Status::Ok
+}

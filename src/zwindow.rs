@@ -1,0 +1,61 @@
+//! GOBLIN.ZWINDOW key now window limit member: a sliding-window log in a sorted set. Evict what
+//! left the window, refresh a holder or admit a newcomer if there is room, re-arm the TTL.
+
+use crate::effects;
+use crate::error::CommandError;
+use crate::server::{Arg, Command, Ctx, KeyKind};
+use crate::window::{self, Verdict};
+
+pub struct Zwindow;
+
+struct ZwindowArgs<'call> {
+    key: Arg<'call>,
+    now: f64,
+    window: f64,
+    limit: i64,
+    member: Arg<'call>,
+}
+
+/// A finite double, or the error ZADD gives for a bad score.
+fn finite(arg: Arg<'_>) -> Result<f64, CommandError> {
+    arg.to_f64()
+        .filter(|value| value.is_finite())
+        .ok_or(CommandError::NotFloat)
+}
+
+impl<'call> ZwindowArgs<'call> {
+    fn parse(args: &[Arg<'call>]) -> Result<Self, CommandError> {
+        let [_, key, now, window, limit, member] = args else {
+            return Err(CommandError::WrongArity(Zwindow::NAME));
+        };
+        Ok(Self {
+            key: *key,
+            now: finite(*now)?,
+            window: finite(*window)?,
+            limit: limit.to_i64().ok_or(CommandError::NotInteger)?,
+            member: *member,
+        })
+    }
+}
+
+impl Command for Zwindow {
+    const NAME: &'static str = "goblin.zwindow";
+
+    fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError> {
+        let args = ZwindowArgs::parse(args)?;
+        let mut key = ctx.open_key(args.key);
+        if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
+            return Err(CommandError::WrongType);
+        }
+        // Computed before the first write, so an invalid expiry leaves the key untouched.
+        let expiry = window::expiry(args.window, ctx.now_ms(), Self::NAME)?;
+
+        effects::evict(ctx, &mut key, window::cutoff(args.now, args.window));
+        let holds_slot = key.score(args.member).is_some();
+        let verdict = window::decide(holds_slot, key.len(), args.limit);
+        if verdict != Verdict::Reject {
+            effects::record(ctx, &mut key, args.member, args.now, expiry);
+        }
+        Ok(verdict.reply())
+    }
+}
