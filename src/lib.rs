@@ -15,17 +15,19 @@ mod zwindow;
 use redis_module::{redis_module, Context, RedisString, Status};
 use server::CommandSpec;
 
+// ACL categories as core commands get them: the data type, `write`, and `fast` or `slow` to
+// match the `fast` flag (the server derives those two only for its own commands).
 const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: c"goblin.increx",
         flags: c"write deny-oom fast",
-        acl_categories: c"write string",
+        acl_categories: c"write string fast",
         callback: server::entry_point::<increx::Increx>,
     },
     CommandSpec {
         name: c"goblin.zwindow",
         flags: c"write deny-oom",
-        acl_categories: c"write sortedset",
+        acl_categories: c"write sortedset slow",
         callback: server::entry_point::<zwindow::Zwindow>,
     },
 ];

@@ -204,10 +204,18 @@ impl Server {
                     return false;
                 }
             }
-            if let Ok(mut conn) = Conn::connect(self.port) {
-                match conn.call(&["PING"]) {
-                    Reply::Status(s) if s == "PONG" => return true,
-                    _ => {}
+            // Another test's server may have taken the port we picked: only our own process
+            // counts as ready.
+            let pid = self.child.as_ref().map(|child| child.id().to_string());
+            if let (Ok(mut conn), Some(pid)) = (Conn::connect(self.port), pid) {
+                if let Reply::Bulk(info) = conn.call(&["INFO", "server"]) {
+                    let info = String::from_utf8_lossy(&info);
+                    if info
+                        .lines()
+                        .any(|line| line.trim() == format!("process_id:{pid}"))
+                    {
+                        return true;
+                    }
                 }
             }
             std::thread::sleep(Duration::from_millis(20));

@@ -1,0 +1,194 @@
+//! The module as the server sees it: loading, command metadata, key positions, ACL categories,
+//! keyspace notifications and WATCH.
+
+mod common;
+use common::*;
+
+on_every_server! {
+    fn module_list_shows_goblin(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let modules = c.call(&["MODULE", "LIST"]);
+        let names: Vec<String> = modules
+            .array()
+            .iter()
+            .map(|m| m.array()[1].text())
+            .collect();
+        assert!(names.contains(&"goblin".to_string()), "{names:?}");
+    }
+}
+
+on_every_server! {
+    fn module_load_and_unload_at_runtime(flavor: Flavor) {
+        let server = Server::builder(flavor)
+            .without_module()
+            .args(["--enable-module-command", "yes"])
+            .start();
+        let mut c = server.conn();
+        assert!(c.call(&["GOBLIN.INCREX", "k", "10"]).is_error());
+        let path = module_path();
+        assert_eq!(c.call(&["MODULE", "LOAD", path.to_str().unwrap()]), Reply::Status("OK".into()));
+        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(1));
+        assert_eq!(c.call(&["MODULE", "UNLOAD", "goblin"]), Reply::Status("OK".into()));
+        assert!(c.call(&["GOBLIN.INCREX", "k", "10"]).is_error());
+        assert_eq!(c.call(&["GET", "k"]), Reply::Bulk(b"1".to_vec()), "data outlives the module");
+        assert_eq!(c.call(&["MODULE", "LOAD", path.to_str().unwrap()]), Reply::Status("OK".into()));
+        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(2));
+    }
+}
+
+on_every_server! {
+    fn loadmodule_in_a_config_file(flavor: Flavor) {
+        let dir = TempDir::new("conf");
+        let conf = dir.0.join("goblin.conf");
+        std::fs::write(&conf, format!("loadmodule {}\n", module_path().display())).unwrap();
+        let server = Server::builder(flavor)
+            .without_module()
+            .dir(&dir.0)
+            .arg("--include")
+            .arg(conf.to_str().unwrap())
+            .start();
+        let mut c = server.conn();
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "w", "1", "10", "1", "a"]), Reply::Int(1));
+    }
+}
+
+/// `COMMAND INFO name` as (arity, flags, first, last, step, acl categories).
+fn command_info(c: &mut Conn, name: &str) -> (i64, Vec<String>, i64, i64, i64, Vec<String>) {
+    let info = c.call(&["COMMAND", "INFO", name]);
+    let entry = info.array()[0].array().to_vec();
+    assert_eq!(entry[0].text(), name);
+    let flags = entry[2].texts();
+    let categories = entry.get(6).map(Reply::texts).unwrap_or_default();
+    (
+        entry[1].int(),
+        flags,
+        entry[3].int(),
+        entry[4].int(),
+        entry[5].int(),
+        categories,
+    )
+}
+
+on_every_server! {
+    fn command_info_has_keys_flags_and_acl_categories(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let (_, flags, first, last, step, categories) = command_info(&mut c, "goblin.increx");
+        assert_eq!((first, last, step), (1, 1, 1));
+        for flag in ["write", "denyoom", "fast"] {
+            assert!(flags.contains(&flag.to_string()), "increx flags {flags:?}");
+        }
+        let (_, zflags, first, last, step, zcategories) = command_info(&mut c, "goblin.zwindow");
+        assert_eq!((first, last, step), (1, 1, 1));
+        for flag in ["write", "denyoom"] {
+            assert!(zflags.contains(&flag.to_string()), "zwindow flags {zflags:?}");
+        }
+        assert!(!zflags.contains(&"fast".to_string()), "ZWINDOW evicts O(evicted): not fast");
+        if flavor.has_module_acl_categories() {
+            assert!(categories.contains(&"@write".into()) && categories.contains(&"@string".into()), "{categories:?}");
+            assert!(categories.contains(&"@fast".into()), "{categories:?}");
+            assert!(zcategories.contains(&"@write".into()) && zcategories.contains(&"@sortedset".into()), "{zcategories:?}");
+            assert!(zcategories.contains(&"@slow".into()), "{zcategories:?}");
+        }
+        assert_eq!(c.call(&["COMMAND", "GETKEYS", "GOBLIN.INCREX", "rl:a", "5"]).texts(), ["rl:a"]);
+        assert_eq!(
+            c.call(&["COMMAND", "GETKEYS", "GOBLIN.ZWINDOW", "rl:b", "1", "2", "3", "m"]).texts(),
+            ["rl:b"]
+        );
+    }
+}
+
+on_every_server! {
+    fn acl_categories_and_key_patterns_apply(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["ACL", "SETUSER", "limited", "on", "nopass", "~rl:*", "+@all"]);
+        c.call(&["ACL", "SETUSER", "reader", "on", "nopass", "~*", "+@all", "-@write"]);
+        let mut limited = server.conn();
+        limited.call(&["AUTH", "limited", "x"]);
+        assert_eq!(limited.call(&["GOBLIN.INCREX", "rl:ok", "10"]), Reply::Int(1));
+        let denied = limited.call(&["GOBLIN.INCREX", "other", "10"]);
+        assert!(matches!(&denied, Reply::Error(e) if e.starts_with("NOPERM")), "{denied:?}");
+        let denied = limited.call(&["GOBLIN.ZWINDOW", "other", "1", "10", "1", "m"]);
+        assert!(matches!(&denied, Reply::Error(e) if e.starts_with("NOPERM")), "{denied:?}");
+        assert_eq!(c.call(&["EXISTS", "other"]), Reply::Int(0));
+        if flavor.has_module_acl_categories() {
+            let mut reader = server.conn();
+            reader.call(&["AUTH", "reader", "x"]);
+            for args in [&["GOBLIN.INCREX", "k", "1"][..], &["GOBLIN.ZWINDOW", "k", "1", "10", "1", "m"]] {
+                let denied = reader.call(args);
+                assert!(matches!(&denied, Reply::Error(e) if e.starts_with("NOPERM")), "{denied:?}");
+            }
+        }
+    }
+}
+
+/// Runs `args` and returns the keyspace events it fired, in order.
+fn events_of(server: &Server, c: &mut Conn, args: &[&str]) -> Vec<String> {
+    let mut sub = server.conn();
+    sub.call(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    c.call(args);
+    c.call(&["SET", "sentinel", "x"]);
+    let mut events = Vec::new();
+    loop {
+        let message = sub.read().expect("pmessage").texts();
+        if message[3] == "sentinel" {
+            break;
+        }
+        let event = message[2].trim_start_matches("__keyevent@0__:").to_string();
+        events.push(format!("{event} {}", message[3]));
+    }
+    events
+}
+
+on_every_server! {
+    fn keyspace_notifications_follow_the_lua_idiom(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+        let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+            (vec!["GOBLIN.INCREX", "c", "60"], vec!["incrby c", "expire c"]),
+            (vec!["GOBLIN.INCREX", "c", "60"], vec!["incrby c"]),
+            (vec!["GOBLIN.INCREX", "fresh", "0"], vec!["incrby fresh", "del fresh"]),
+            (vec!["GOBLIN.INCREX", "c", "x"], vec![]),
+            (vec!["GOBLIN.ZWINDOW", "w", "100", "10", "2", "a"], vec!["zadd w", "expire w"]),
+            (vec!["GOBLIN.ZWINDOW", "w", "101", "10", "1", "b"], vec![]),
+            // `a` leaves the window and the set is empty for a moment: ZREMRANGEBYSCORE deletes
+            // it (`del`) before ZADD creates it again, in the Lua idiom and here alike.
+            (vec!["GOBLIN.ZWINDOW", "w", "111", "10", "1", "b"], vec!["zremrangebyscore w", "del w", "zadd w", "expire w"]),
+            (vec!["GOBLIN.ZWINDOW", "w", "112", "10", "2", "c"], vec!["zadd w", "expire w"]),
+            (vec!["GOBLIN.ZWINDOW", "w", "121", "10", "2", "d"], vec!["zremrangebyscore w", "zadd w", "expire w"]),
+            (vec!["GOBLIN.ZWINDOW", "w", "200", "10", "0", "c"], vec!["zremrangebyscore w", "del w"]),
+            (vec!["GOBLIN.ZWINDOW", "w", "200", "0", "1", "c"], vec!["zadd w", "del w"]),
+        ];
+        for (args, expected) in cases {
+            assert_eq!(events_of(&server, &mut c, &args), expected, "{args:?}");
+        }
+    }
+}
+
+on_every_server! {
+    fn watch_sees_writes_and_only_writes(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let mut other = server.conn();
+        c.call(&["ZADD", "w", "100", "a"]);
+        c.call(&["SET", "s", "x"]);
+        // Each case: a call from another client while `key` is watched, and whether EXEC aborts.
+        let cases: Vec<(&str, Vec<&str>, bool)> = vec![
+            ("w", vec!["GOBLIN.ZWINDOW", "w", "101", "10", "1", "b"], false), // rejected: no write
+            ("s", vec!["GOBLIN.INCREX", "s", "10"], false),                   // error: no write
+            ("w", vec!["GOBLIN.ZWINDOW", "w", "101", "10", "2", "b"], true),
+            ("n", vec!["GOBLIN.INCREX", "n", "10"], true),
+        ];
+        for (key, args, aborts) in cases {
+            c.call(&["WATCH", key]);
+            other.call(&args);
+            c.call(&["MULTI"]);
+            c.call(&["PING"]);
+            let exec = c.call(&["EXEC"]);
+            assert_eq!(exec == Reply::Nil, aborts, "{args:?}: EXEC gave {exec:?}");
+        }
+    }
+}

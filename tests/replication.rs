@@ -1,0 +1,193 @@
+//! Effects replication: replicas and the AOF receive core commands with absolute expiry times,
+//! so a replica ends identical to its primary, an AOF replay does not restart windows, and the
+//! data loads on a server without the module.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::time::Duration;
+
+/// A generated workload of both commands, including errors, refreshes, rejections, deletions
+/// by non-positive windows, and outside writes.
+fn workload(c: &mut Conn, seed: u64, steps: usize) {
+    let mut rng = Rng::new(seed);
+    let mut clock = 1_000_000u64;
+    for _ in 0..steps {
+        let k = rng.below(8);
+        match rng.below(10) {
+            0..=3 => {
+                let seconds = rng.pick(&["100", "200", "0", "-1", "abc", "300"]);
+                c.call(&["GOBLIN.INCREX", &format!("counter:{k}"), seconds]);
+            }
+            4..=8 => {
+                clock += rng.below(4000);
+                let now = format!("{}.{:03}", clock / 1000, clock % 1000);
+                let window = rng.pick(&["10", "12.5", "30", "60.25", "0", "nan"]);
+                let limit = rng.pick(&["1", "2", "3", "5", "0"]);
+                let member = format!("m{}", rng.below(12));
+                c.call(&[
+                    "GOBLIN.ZWINDOW",
+                    &format!("window:{k}"),
+                    &now,
+                    window,
+                    limit,
+                    &member,
+                ]);
+            }
+            _ => {
+                c.call(&["SET", &format!("counter:{k}"), &rng.below(5).to_string()]);
+            }
+        }
+    }
+}
+
+/// Every key with its type, value and absolute expiry, sorted by key.
+fn dataset(c: &mut Conn) -> Vec<(String, (String, Reply, i64))> {
+    let mut keys = c.call(&["KEYS", "*"]).texts();
+    keys.sort();
+    keys.into_iter()
+        .map(|key| {
+            let state = snapshot(c, &key);
+            (key, state)
+        })
+        .collect()
+}
+
+fn wait_for_link(replica: &mut Conn) {
+    assert!(
+        wait_until(Duration::from_secs(10), || {
+            info_field(replica, "replication", "master_link_status") == "up"
+        }),
+        "replica never connected"
+    );
+}
+
+on_every_server! {
+    fn a_replica_without_the_module_ends_identical(flavor: Flavor) {
+        let primary = Server::start(flavor);
+        // The replica does not load Goblin: it can only apply what it receives if the stream
+        // holds core commands alone.
+        let replica = Server::builder(flavor).without_module().start();
+        let mut p = primary.conn();
+        let mut r = replica.conn();
+        r.call(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+        wait_for_link(&mut r);
+
+        workload(&mut p, 7, 3000);
+        assert_eq!(p.call(&["WAIT", "1", "10000"]), Reply::Int(1));
+        assert_eq!(
+            info_field(&mut p, "replication", "master_repl_offset"),
+            info_field(&mut r, "replication", "slave_repl_offset")
+        );
+
+        let on_primary = dataset(&mut p);
+        let on_replica = dataset(&mut r);
+        assert!(on_primary.len() >= 8, "the workload left too few keys: {on_primary:?}");
+        // Same keys, values, scores (ZRANGE prints 17 significant digits) and absolute expiry:
+        // PEXPIREAT carries the primary's own timestamp, so the replica's TTLs are not merely
+        // within 100 ms, they are the same millisecond.
+        assert_eq!(on_replica, on_primary);
+        assert!(!replica.log().contains("Unknown command"), "{}", replica.log());
+    }
+}
+
+fn aof_text(dir: &Path) -> String {
+    let mut text = String::new();
+    let aof_dir = dir.join("appendonlydir");
+    for entry in std::fs::read_dir(&aof_dir).expect("appendonlydir") {
+        let path = entry.expect("entry").path();
+        text.push_str(&String::from_utf8_lossy(
+            &std::fs::read(&path).expect("read aof"),
+        ));
+    }
+    text
+}
+
+fn aof_server(flavor: Flavor, dir: &Path) -> ServerBuilder {
+    Server::builder(flavor).dir(dir).args([
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--aof-use-rdb-preamble",
+        "no",
+    ])
+}
+
+on_every_server! {
+    fn the_aof_holds_effects_and_no_goblin_command(flavor: Flavor) {
+        let dir = TempDir::new("aof");
+        let server = aof_server(flavor, &dir.0).start();
+        let mut c = server.conn();
+        workload(&mut c, 11, 1500);
+        let aof = aof_text(&dir.0);
+        assert!(!aof.to_ascii_lowercase().contains("goblin"), "the AOF names a GOBLIN command");
+        for effect in ["PXAT", "PEXPIREAT", "ZADD", "ZREMRANGEBYSCORE", "KEEPTTL", "DEL"] {
+            assert!(aof.contains(effect), "the AOF has no {effect}");
+        }
+    }
+}
+
+on_every_server! {
+    fn a_restart_from_the_aof_does_not_restart_the_window(flavor: Flavor) {
+        let dir = TempDir::new("aof-restart");
+        let mut server = aof_server(flavor, &dir.0).start();
+        let mut c = server.conn();
+        assert_eq!(c.call(&["GOBLIN.INCREX", "counter", "4"]), Reply::Int(1));
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "window", "100", "4", "2", "a"]), Reply::Int(1));
+        std::thread::sleep(Duration::from_millis(2000));
+        server.kill(); // SIGKILL: appendfsync always already has every write on disk
+        drop(c);
+
+        // Back with the module: half the window is left, not a fresh one.
+        let restarted = aof_server(flavor, &dir.0).start();
+        let mut c = restarted.conn();
+        for key in ["counter", "window"] {
+            let pttl = c.call(&["PTTL", key]).int();
+            assert!((1000..=2000).contains(&pttl), "{key}: PTTL {pttl} after the restart");
+        }
+        assert_eq!(c.call(&["GET", "counter"]), Reply::Bulk(b"1".to_vec()));
+        assert_eq!(c.call(&["GOBLIN.INCREX", "counter", "4"]), Reply::Int(2));
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "window", "101", "4", "2", "b"]), Reply::Int(1));
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "window", "102", "4", "2", "c"]), Reply::Int(0));
+        let mut restarted = restarted;
+        restarted.shutdown();
+
+        // And without the module, the same AOF loads and the keys still expire on time.
+        let plain = aof_server(flavor, &dir.0).without_module().start();
+        let mut c = plain.conn();
+        assert_eq!(c.call(&["GET", "counter"]), Reply::Bulk(b"2".to_vec()));
+        assert_eq!(c.call(&["ZCARD", "window"]), Reply::Int(2));
+        assert!(wait_until(Duration::from_secs(4), || {
+            c.call(&["EXISTS", "counter", "window"]) == Reply::Int(0)
+        }), "the keys did not expire on a server without the module");
+    }
+}
+
+on_every_server! {
+    fn an_rdb_saved_with_the_module_loads_and_expires_without_it(flavor: Flavor) {
+        let dir = TempDir::new("rdb");
+        let mut server = Server::builder(flavor).dir(&dir.0).start();
+        let mut c = server.conn();
+        c.call(&["GOBLIN.INCREX", "counter", "2"]);
+        c.call(&["GOBLIN.INCREX", "counter", "2"]);
+        c.call(&["GOBLIN.ZWINDOW", "window", "1.5", "2", "3", "a"]);
+        c.call(&["GOBLIN.ZWINDOW", "window", "1.75", "2", "3", "b"]);
+        c.call(&["GOBLIN.INCREX", "forever", "-1"]);
+        c.call(&["SET", "persistent", "7"]);
+        c.call(&["GOBLIN.INCREX", "persistent", "2"]);
+        assert_eq!(c.call(&["SAVE"]), Reply::Status("OK".into()));
+        server.shutdown();
+
+        let plain = Server::builder(flavor).dir(&dir.0).without_module().start();
+        let mut c = plain.conn();
+        assert_eq!(c.call(&["GET", "counter"]), Reply::Bulk(b"2".to_vec()));
+        assert_eq!(c.call(&["ZRANGE", "window", "0", "-1", "WITHSCORES"]).texts(), ["a", "1.5", "b", "1.75"]);
+        assert_eq!(c.call(&["GET", "persistent"]), Reply::Bulk(b"8".to_vec()));
+        assert_eq!(c.call(&["TTL", "persistent"]), Reply::Int(-1));
+        assert_eq!(c.call(&["EXISTS", "forever"]), Reply::Int(0));
+        assert!(wait_until(Duration::from_secs(4), || {
+            c.call(&["EXISTS", "counter", "window"]) == Reply::Int(0)
+        }), "the keys did not expire on a server without the module");
+    }
+}
