@@ -1,0 +1,51 @@
+# Goblin: build, run and test the module against real servers.
+#   make test     install what is missing, then unit tests and integration tests on
+#                 Redis 7.0, Redis 8.2 and Valkey 9.1
+#   make run      a server on 127.0.0.1:6379 with the module (SERVER=valkey91|redis82|redis70)
+#   make lint     rustfmt and clippy, warnings as errors
+
+SERVER ?= valkey91
+PORT ?= 6379
+MODULE := $(CURDIR)/target/release/libgoblin.so
+TEST_THREADS ?= 4
+
+ifeq ($(SERVER),redis70)
+SERVER_BIN := /usr/bin/redis-server
+else ifeq ($(SERVER),redis82)
+SERVER_BIN := $(CURDIR)/.servers/redis82/redis-server
+else ifeq ($(SERVER),valkey91)
+SERVER_BIN := $(CURDIR)/.servers/valkey91/valkey-server
+else
+$(error SERVER must be redis70, redis82 or valkey91)
+endif
+
+.PHONY: all deps build test unit integration lint run clean
+
+all: build
+
+deps:
+	@bash scripts/servers.sh
+
+build: deps
+	cargo build --release
+
+unit: deps
+	cargo test --release --lib
+
+integration: build
+	cargo test --release --tests -- --test-threads $(TEST_THREADS)
+
+test: build
+	cargo test --release -- --test-threads $(TEST_THREADS)
+
+lint: deps
+	cargo fmt --all -- --check
+	cargo clippy --all-targets -- -D warnings
+
+run: build
+	@echo "goblin: $(SERVER) on 127.0.0.1:$(PORT); in another shell:"
+	@echo "    redis-cli -p $(PORT) GOBLIN.ZWINDOW rl:user42 1000 10 3 req-a"
+	$(SERVER_BIN) --port $(PORT) --bind 127.0.0.1 --save "" --appendonly no --loadmodule $(MODULE)
+
+clean:
+	cargo clean
