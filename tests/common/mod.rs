@@ -101,6 +101,21 @@ pub fn free_port() -> u16 {
         .expect("free port")
 }
 
+/// A free port below 55536 whose cluster bus port (port + 10000) is free as well.
+pub fn free_cluster_port() -> u16 {
+    let mut rng = Rng::new(
+        std::process::id() as u64 ^ NEXT_DIR.fetch_add(1, Ordering::Relaxed) as u64 * 7919,
+    );
+    loop {
+        let port = 20000 + rng.below(20000) as u16;
+        let both_free = TcpListener::bind(("127.0.0.1", port)).is_ok()
+            && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok();
+        if both_free {
+            return port;
+        }
+    }
+}
+
 /// A running server process, killed when dropped.
 pub struct Server {
     pub flavor: Flavor,
@@ -115,6 +130,7 @@ pub struct ServerBuilder {
     args: Vec<String>,
     with_module: bool,
     dir: Option<PathBuf>,
+    cluster: bool,
 }
 
 impl ServerBuilder {
@@ -130,6 +146,23 @@ impl ServerBuilder {
 
     pub fn without_module(mut self) -> Self {
         self.with_module = false;
+        self
+    }
+
+    /// A cluster node: cluster mode on, and a port whose bus port (+10000) is free too.
+    pub fn cluster(mut self) -> Self {
+        self.cluster = true;
+        self.args.extend(
+            [
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+                "--cluster-node-timeout",
+                "2000",
+            ]
+            .map(String::from),
+        );
         self
     }
 
@@ -150,7 +183,11 @@ impl ServerBuilder {
         };
         // A port picked free can be taken again before the server binds it: retry.
         for _ in 0..5 {
-            let port = free_port();
+            let port = if self.cluster {
+                free_cluster_port()
+            } else {
+                free_port()
+            };
             let mut cmd = Command::new(self.flavor.binary());
             cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--dir", dir.to_str().expect("utf-8 dir")])
@@ -189,6 +226,7 @@ impl Server {
             args: Vec::new(),
             with_module: true,
             dir: None,
+            cluster: false,
         }
     }
 
@@ -205,15 +243,14 @@ impl Server {
                 }
             }
             // Another test's server may have taken the port we picked: only our own process
-            // counts as ready.
+            // counts as ready, and only once it has loaded its data (Valkey answers INFO, but
+            // not commands, while it loads).
             let pid = self.child.as_ref().map(|child| child.id().to_string());
             if let (Ok(mut conn), Some(pid)) = (Conn::connect(self.port), pid) {
-                if let Reply::Bulk(info) = conn.call(&["INFO", "server"]) {
+                if let Reply::Bulk(info) = conn.call(&["INFO"]) {
                     let info = String::from_utf8_lossy(&info);
-                    if info
-                        .lines()
-                        .any(|line| line.trim() == format!("process_id:{pid}"))
-                    {
+                    let has = |wanted: &str| info.lines().any(|line| line.trim() == wanted);
+                    if has(&format!("process_id:{pid}")) && has("loading:0") {
                         return true;
                     }
                 }

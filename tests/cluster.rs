@@ -1,0 +1,211 @@
+//! Goblin on a real cluster: three primaries with a replica each, all loading the module, built
+//! by the test with CLUSTER commands. The cluster is the distributed engine; the module only has
+//! to behave like a single-key core command inside it.
+
+mod common;
+use common::*;
+use redis::cluster::ClusterClient;
+use std::time::Duration;
+
+struct Cluster {
+    primaries: Vec<Server>,
+    replicas: Vec<Server>,
+}
+
+fn node_id(c: &mut Conn) -> String {
+    c.call(&["CLUSTER", "MYID"]).text()
+}
+
+fn cluster_ok(c: &mut Conn, nodes: usize) -> bool {
+    let info = c.call(&["CLUSTER", "INFO"]).text();
+    info.contains("cluster_state:ok") && info.contains(&format!("cluster_known_nodes:{nodes}"))
+}
+
+impl Cluster {
+    fn start(flavor: Flavor) -> Cluster {
+        let primaries: Vec<Server> = (0..3)
+            .map(|_| Server::builder(flavor).cluster().start())
+            .collect();
+        let replicas: Vec<Server> = (0..3)
+            .map(|_| Server::builder(flavor).cluster().start())
+            .collect();
+        let ranges = [("0", "5460"), ("5461", "10922"), ("10923", "16383")];
+        for (server, (first, last)) in primaries.iter().zip(ranges) {
+            let reply = server
+                .conn()
+                .call(&["CLUSTER", "ADDSLOTSRANGE", first, last]);
+            assert_eq!(reply, Reply::Status("OK".into()));
+        }
+        let mut first = primaries[0].conn();
+        for server in primaries.iter().chain(&replicas).skip(1) {
+            first.call(&["CLUSTER", "MEET", "127.0.0.1", &server.port.to_string()]);
+        }
+        for server in primaries.iter().chain(&replicas) {
+            let mut c = server.conn();
+            assert!(
+                wait_until(Duration::from_secs(30), || cluster_ok(&mut c, 6)),
+                "cluster never formed"
+            );
+        }
+        for (replica, primary) in replicas.iter().zip(&primaries) {
+            let id = node_id(&mut primary.conn());
+            let mut c = replica.conn();
+            assert_eq!(
+                c.call(&["CLUSTER", "REPLICATE", &id]),
+                Reply::Status("OK".into())
+            );
+        }
+        for replica in &replicas {
+            let mut c = replica.conn();
+            assert!(
+                wait_until(Duration::from_secs(30), || info_field(
+                    &mut c,
+                    "replication",
+                    "master_link_status"
+                ) == "up"),
+                "replica never synced"
+            );
+        }
+        Cluster {
+            primaries,
+            replicas,
+        }
+    }
+
+    fn client(&self) -> redis::cluster::ClusterConnection {
+        let nodes: Vec<String> = self
+            .primaries
+            .iter()
+            .map(|s| format!("redis://127.0.0.1:{}/", s.port))
+            .collect();
+        ClusterClient::builder(nodes)
+            .retries(20)
+            .build()
+            .expect("cluster client")
+            .get_connection()
+            .expect("cluster connection")
+    }
+}
+
+fn increx(con: &mut redis::cluster::ClusterConnection, key: &str, seconds: i64) -> i64 {
+    redis::cmd("GOBLIN.INCREX")
+        .arg(key)
+        .arg(seconds)
+        .query(con)
+        .expect("GOBLIN.INCREX")
+}
+
+fn zwindow(
+    con: &mut redis::cluster::ClusterConnection,
+    key: &str,
+    now: f64,
+    window: f64,
+    limit: i64,
+    member: &str,
+) -> i64 {
+    redis::cmd("GOBLIN.ZWINDOW")
+        .arg(key)
+        .arg(now)
+        .arg(window)
+        .arg(limit)
+        .arg(member)
+        .query(con)
+        .expect("GOBLIN.ZWINDOW")
+}
+
+/// Keys spread over every primary: the test checks that they really are.
+fn keys() -> Vec<String> {
+    (0..300).map(|i| format!("rl:user{i}")).collect()
+}
+
+on_every_server! {
+    fn commands_route_by_key_and_answer_moved_elsewhere(flavor: Flavor) {
+        let cluster = Cluster::start(flavor);
+        let mut con = cluster.client();
+        let keys = keys();
+        for key in &keys {
+            assert_eq!(increx(&mut con, &format!("{key}:count"), 100), 1);
+            assert_eq!(increx(&mut con, &format!("{key}:count"), 100), 2);
+            assert_eq!(zwindow(&mut con, &format!("{key}:window"), 1000.0, 100.0, 2, "a"), 1);
+            assert_eq!(zwindow(&mut con, &format!("{key}:window"), 1001.0, 100.0, 2, "b"), 1);
+            assert_eq!(zwindow(&mut con, &format!("{key}:window"), 1002.0, 100.0, 2, "c"), 0);
+        }
+        // Every primary holds some of them, each with its TTL.
+        for primary in &cluster.primaries {
+            let mut c = primary.conn();
+            let held = c.call(&["DBSIZE"]).int();
+            assert!(held > 100, "a primary holds only {held} keys");
+            let key = c.call(&["RANDOMKEY"]).text();
+            let ttl = c.call(&["TTL", &key]).int();
+            assert!((99..=100).contains(&ttl), "{key}: TTL {ttl}");
+        }
+        // A node that does not own the slot redirects, and writes nothing.
+        for key in keys.iter().take(20) {
+            let slot = cluster.primaries[0].conn().call(&["CLUSTER", "KEYSLOT", key]).int();
+            let owner = if slot <= 5460 { 0 } else if slot <= 10922 { 1 } else { 2 };
+            let mut wrong = cluster.primaries[(owner + 1) % 3].conn();
+            for args in [vec!["GOBLIN.INCREX", key, "10"], vec!["GOBLIN.ZWINDOW", key, "1", "10", "1", "m"]] {
+                match wrong.call(&args) {
+                    Reply::Error(e) => assert!(e.starts_with(&format!("MOVED {slot} 127.0.0.1:")), "{e}"),
+                    other => panic!("{args:?} on the wrong node: {other:?}"),
+                }
+            }
+            let keys_in_slot = wrong.call(&["CLUSTER", "COUNTKEYSINSLOT", &slot.to_string()]).int();
+            assert_eq!(keys_in_slot, 0);
+            assert_eq!(wrong.call(&["COMMAND", "GETKEYS", "GOBLIN.ZWINDOW", key, "1", "2", "3", "m"]).texts(), [key.clone()]);
+        }
+    }
+}
+
+on_every_server! {
+    fn limits_continue_across_a_failover(flavor: Flavor) {
+        let cluster = Cluster::start(flavor);
+        let mut con = cluster.client();
+        let keys = keys();
+        for key in &keys {
+            increx(&mut con, &format!("{key}:count"), 1000);
+            zwindow(&mut con, &format!("{key}:lock"), 1000.0, 600.0, 1, "holder");
+        }
+        for primary in &cluster.primaries {
+            assert_eq!(primary.conn().call(&["WAIT", "1", "10000"]), Reply::Int(1));
+        }
+
+        // Fail over the first shard while a workload runs on every shard.
+        let mut replica = cluster.replicas[0].conn();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let worker = {
+            let stop = stop.clone();
+            let nodes: Vec<String> = cluster.primaries.iter().map(|s| format!("redis://127.0.0.1:{}/", s.port)).collect();
+            std::thread::spawn(move || {
+                let mut con = ClusterClient::builder(nodes).retries(50).build().unwrap().get_connection().unwrap();
+                let mut calls = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let n: i64 = redis::cmd("GOBLIN.INCREX").arg(format!("busy:{}", calls % 50)).arg(1000).query(&mut con).expect("INCREX during failover");
+                    assert!(n >= 1);
+                    calls += 1;
+                }
+                calls
+            })
+        };
+        std::thread::sleep(Duration::from_millis(200));
+        assert_eq!(replica.call(&["CLUSTER", "FAILOVER"]), Reply::Status("OK".into()));
+        assert!(
+            wait_until(Duration::from_secs(20), || info_field(&mut replica, "replication", "role") == "master"),
+            "the replica was not promoted"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let calls = worker.join().expect("workload thread");
+        assert!(calls > 0);
+
+        // Every counter and lock continues from the replicated state, on whichever node now
+        // owns it: the counter counts on, the lock is still held, the TTL was not re-armed.
+        let mut con = cluster.client();
+        for key in &keys {
+            assert_eq!(increx(&mut con, &format!("{key}:count"), 1000), 2, "{key}");
+            assert_eq!(zwindow(&mut con, &format!("{key}:lock"), 1001.0, 600.0, 1, "intruder"), 0, "{key}");
+            let ttl: i64 = redis::cmd("TTL").arg(format!("{key}:count")).query(&mut con).unwrap();
+            assert!((990..=1000).contains(&ttl), "{key}: TTL {ttl}");
+        }
+    }
+}
