@@ -103,9 +103,8 @@ pub fn free_port() -> u16 {
 
 /// A free port below 55536 whose cluster bus port (port + 10000) is free as well.
 pub fn free_cluster_port() -> u16 {
-    let mut rng = Rng::new(
-        std::process::id() as u64 ^ NEXT_DIR.fetch_add(1, Ordering::Relaxed) as u64 * 7919,
-    );
+    let salt = NEXT_DIR.fetch_add(1, Ordering::Relaxed) as u64;
+    let mut rng = Rng::new(u64::from(std::process::id()) ^ (salt * 7919));
     loop {
         let port = 20000 + rng.below(20000) as u16;
         let both_free = TcpListener::bind(("127.0.0.1", port)).is_ok()
