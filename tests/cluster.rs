@@ -152,7 +152,7 @@ on_every_server! {
             }
             let keys_in_slot = wrong.call(&["CLUSTER", "COUNTKEYSINSLOT", &slot.to_string()]).int();
             assert_eq!(keys_in_slot, 0);
-            assert_eq!(wrong.call(&["COMMAND", "GETKEYS", "GOBLIN.ZWINDOW", key, "1", "2", "3", "m"]).texts(), [key.clone()]);
+            assert_eq!(wrong.call(&["COMMAND", "GETKEYS", "GOBLIN.ZWINDOW", key, "1", "2", "3", "m"]).texts(), vec![key.to_string()]);
         }
     }
 }
