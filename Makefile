@@ -40,7 +40,7 @@ test: build
 
 lint: deps
 	cargo fmt --all -- --check
-	cargo clippy --all-targets -- -D warnings
+	cargo clippy --workspace --all-targets -- -D warnings
 
 run: build
 	@echo "goblin: $(SERVER) on 127.0.0.1:$(PORT); in another shell:"
