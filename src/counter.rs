@@ -21,11 +21,12 @@ pub struct CounterPlan {
 }
 
 /// Decides one GOBLIN.INCREX call. `current` is the parsed counter (`None` for a missing key),
-/// `now_ms` the server's clock. Fails without side effects, so the caller writes nothing.
+/// `now_ms` reads the server's clock, only for a first hit. Fails without side effects, so the
+/// caller writes nothing.
 pub fn plan(
     current: Option<i64>,
     seconds: i64,
-    now_ms: i64,
+    now_ms: impl FnOnce() -> i64,
     command: &'static str,
 ) -> Result<CounterPlan, CommandError> {
     let value = current
@@ -39,6 +40,7 @@ pub fn plan(
         });
     }
     // The same arithmetic and bounds as EXPIRE: seconds in milliseconds, then added to now.
+    let now_ms = now_ms();
     let expire_at = seconds
         .checked_mul(1000)
         .and_then(|ms| ms.checked_add(now_ms))
@@ -88,44 +90,31 @@ pub fn parse_stored(bytes: &[u8]) -> Option<i64> {
     }
 }
 
-/// The decimal form stored and replicated: what GET returns for the counter.
-pub fn format_value(value: i64, buf: &mut [u8; 20]) -> &[u8] {
-    let negative = value < 0;
-    let mut magnitude = value.unsigned_abs();
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (magnitude % 10) as u8;
-        magnitude /= 10;
-        if magnitude == 0 {
-            break;
-        }
-    }
-    if negative {
-        at -= 1;
-        buf[at] = b'-';
-    }
-    &buf[at..]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const NOW: i64 = 1_700_000_000_000;
+    const CLOCK: fn() -> i64 = || NOW;
     const CMD: &str = "goblin.increx";
 
     #[test]
     fn first_hit_on_a_missing_key_arms_the_window() {
-        let plan = plan(None, 60, NOW, CMD).unwrap();
+        let plan = plan(None, 60, CLOCK, CMD).unwrap();
         assert_eq!(plan.value, 1);
         assert_eq!(plan.ttl, CounterTtl::ArmAt(NOW + 60_000));
     }
 
     #[test]
+    fn later_hits_do_not_read_the_clock() {
+        let plan = plan(Some(4), 60, || panic!("the clock was read"), CMD).unwrap();
+        assert_eq!(plan.value, 5);
+    }
+
+    #[test]
     fn later_hits_leave_the_ttl_alone() {
         assert_eq!(
-            plan(Some(4), 60, NOW, CMD).unwrap(),
+            plan(Some(4), 60, CLOCK, CMD).unwrap(),
             CounterPlan {
                 value: 5,
                 ttl: CounterTtl::Keep
@@ -136,43 +125,49 @@ mod tests {
     #[test]
     fn a_counter_at_zero_rearms_like_the_lua_idiom() {
         assert_eq!(
-            plan(Some(0), 5, NOW, CMD).unwrap().ttl,
+            plan(Some(0), 5, CLOCK, CMD).unwrap().ttl,
             CounterTtl::ArmAt(NOW + 5000)
         );
     }
 
     #[test]
     fn non_positive_seconds_delete_at_once() {
-        assert_eq!(plan(None, 0, NOW, CMD).unwrap().ttl, CounterTtl::DeleteNow);
-        assert_eq!(plan(None, -3, NOW, CMD).unwrap().ttl, CounterTtl::DeleteNow);
+        assert_eq!(
+            plan(None, 0, CLOCK, CMD).unwrap().ttl,
+            CounterTtl::DeleteNow
+        );
+        assert_eq!(
+            plan(None, -3, CLOCK, CMD).unwrap().ttl,
+            CounterTtl::DeleteNow
+        );
     }
 
     #[test]
     fn a_non_positive_window_only_matters_on_the_first_hit() {
-        assert_eq!(plan(Some(1), -3, NOW, CMD).unwrap().ttl, CounterTtl::Keep);
+        assert_eq!(plan(Some(1), -3, CLOCK, CMD).unwrap().ttl, CounterTtl::Keep);
     }
 
     #[test]
     fn overflowing_expiry_is_an_error_not_an_immortal_counter() {
         for seconds in [i64::MAX, i64::MAX / 1000, i64::MIN, i64::MIN / 999] {
             assert_eq!(
-                plan(None, seconds, NOW, CMD),
+                plan(None, seconds, CLOCK, CMD),
                 Err(CommandError::InvalidExpire(CMD)),
                 "seconds={seconds}"
             );
         }
         // Only the first hit arms a TTL, so only the first hit can overflow it.
-        assert!(plan(Some(7), i64::MAX, NOW, CMD).is_ok());
+        assert!(plan(Some(7), i64::MAX, CLOCK, CMD).is_ok());
     }
 
     #[test]
     fn increment_overflow_is_refused() {
         assert_eq!(
-            plan(Some(i64::MAX), 60, NOW, CMD),
+            plan(Some(i64::MAX), 60, CLOCK, CMD),
             Err(CommandError::IncrementOverflow)
         );
         assert_eq!(
-            plan(Some(i64::MIN), 60, NOW, CMD).unwrap().value,
+            plan(Some(i64::MIN), 60, CLOCK, CMD).unwrap().value,
             i64::MIN + 1
         );
     }
@@ -209,14 +204,6 @@ mod tests {
         ];
         for text in refused {
             assert_eq!(parse_stored(text), None, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn values_format_as_decimal() {
-        let mut buf = [0u8; 20];
-        for value in [0, 1, -1, 42, i64::MAX, i64::MIN] {
-            assert_eq!(format_value(value, &mut buf), value.to_string().as_bytes());
         }
     }
 }

@@ -6,36 +6,39 @@
 //! times. Re-running GOBLIN.* there would read the replica's clock and restart windows on every
 //! AOF reload, and could not load on a server without the module.
 
-use crate::counter::{self, CounterPlan, CounterTtl};
+use crate::counter::{CounterPlan, CounterTtl};
+use crate::decimal::Decimal;
 use crate::server::{Arg, Ctx, EventClass, Key, KeyKind};
-use crate::window::{self, WindowExpiry};
+use crate::window::WindowExpiry;
 
 /// Stores the counter chosen by `counter::plan`, with its TTL.
 pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
     let name = key.name();
-    let mut digits = [0u8; 20];
-    let value = counter::format_value(plan.value, &mut digits);
+    let value = Decimal::integer(plan.value);
+    let value = value.as_bytes();
     match plan.ttl {
         CounterTtl::Keep => {
             // In place, so the running window's TTL keeps ticking (or stays absent).
             key.set_string(value);
             ctx.notify(EventClass::String, c"incrby", name);
-            ctx.replicate(c"SET", &[name.as_bytes(), value, b"KEEPTTL"]);
+            // INCR on the replica: the same value (the states are identical), the same TTL, and
+            // the cheapest effect to propagate (two arguments).
+            ctx.replicate(c"INCR", name, &[]);
         }
         CounterTtl::ArmAt(at_ms) => {
             key.set_string(value);
             key.set_abs_expire(at_ms);
             ctx.notify(EventClass::String, c"incrby", name);
             ctx.notify(EventClass::Generic, c"expire", name);
-            let at = at_ms.to_string();
-            ctx.replicate(c"SET", &[name.as_bytes(), value, b"PXAT", at.as_bytes()]);
+            let at = Decimal::integer(at_ms);
+            ctx.replicate(c"SET", name, &[value, b"PXAT", at.as_bytes()]);
         }
         CounterTtl::DeleteNow => {
             // INCR then EXPIRE in the past: the key is gone either way. Only a key that existed
             // before this call is a change worth replicating.
             if key.kind() != KeyKind::Empty {
                 key.delete();
-                ctx.replicate(c"DEL", &[name.as_bytes()]);
+                ctx.replicate(c"DEL", name, &[]);
             }
             ctx.notify(EventClass::String, c"incrby", name);
             ctx.notify(EventClass::Generic, c"del", name);
@@ -53,11 +56,8 @@ pub fn evict(ctx: &Ctx, key: &mut Key<'_>, cutoff: f64) -> usize {
         if key.kind() == KeyKind::Empty {
             ctx.notify(EventClass::Generic, c"del", name);
         }
-        let cutoff = window::format_score(cutoff);
-        ctx.replicate(
-            c"ZREMRANGEBYSCORE",
-            &[name.as_bytes(), b"-inf", cutoff.as_bytes()],
-        );
+        let cutoff = Decimal::score(cutoff);
+        ctx.replicate(c"ZREMRANGEBYSCORE", name, &[b"-inf", cutoff.as_bytes()]);
         ctx.signal_modified(name);
     }
     evicted
@@ -68,23 +68,20 @@ pub fn record(ctx: &Ctx, key: &mut Key<'_>, member: Arg<'_>, now: f64, expiry: W
     let name = key.name();
     if key.zadd(now, member) {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
-        let score = window::format_score(now);
-        ctx.replicate(
-            c"ZADD",
-            &[name.as_bytes(), score.as_bytes(), member.as_bytes()],
-        );
+        let score = Decimal::score(now);
+        ctx.replicate(c"ZADD", name, &[score.as_bytes(), member.as_bytes()]);
     }
     match expiry {
         WindowExpiry::At(at_ms) => {
             key.set_abs_expire(at_ms);
             ctx.notify(EventClass::Generic, c"expire", name);
-            let at = at_ms.to_string();
-            ctx.replicate(c"PEXPIREAT", &[name.as_bytes(), at.as_bytes()]);
+            let at = Decimal::integer(at_ms);
+            ctx.replicate(c"PEXPIREAT", name, &[at.as_bytes()]);
         }
         WindowExpiry::Immediately => {
             key.delete();
             ctx.notify(EventClass::Generic, c"del", name);
-            ctx.replicate(c"DEL", &[name.as_bytes()]);
+            ctx.replicate(c"DEL", name, &[]);
         }
     }
     ctx.signal_modified(name);

@@ -39,7 +39,7 @@ impl Command for Increx {
             ),
             KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
         };
-        let plan = counter::plan(current, args.seconds, ctx.now_ms(), Self::NAME)?;
+        let plan = counter::plan(current, args.seconds, || ctx.now_ms(), Self::NAME)?;
         effects::write_counter(ctx, &mut key, &plan);
         Ok(plan.value)
     }

@@ -5,6 +5,7 @@
 //! into writes, replication and notifications; `server.rs` owns every call into the server.
 
 mod counter;
+mod decimal;
 mod effects;
 mod error;
 mod increx;

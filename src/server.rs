@@ -231,23 +231,36 @@ impl Ctx {
         }
     }
 
-    /// Appends one core command to the replication stream and the AOF. The server wraps all
-    /// of one call's effects in MULTI/EXEC, so replicas apply them atomically.
-    pub fn replicate(&self, command: &CStr, args: &[&[u8]]) {
+    /// Appends one core command on `key` to the replication stream and the AOF. The server
+    /// wraps all of one call's effects in MULTI/EXEC, so replicas apply them atomically.
+    ///
+    /// Every argument here costs an allocation in the server, so the key is passed as the
+    /// client's own argument object (shared by reference count, not copied).
+    pub fn replicate(&self, command: &CStr, key: Arg<'_>, args: &[&[u8]]) {
         let replicate = api!(RedisModule_Replicate);
-        let ctx = self.raw();
-        let cmd = command.as_ptr();
+        let (ctx, cmd, key) = (self.raw(), command.as_ptr(), key.raw());
         let b = |i: usize| (args[i].as_ptr().cast::<c_char>(), args[i].len());
-        // SAFETY: each "b" in the format consumes a (pointer, length) pair that lives across
-        // the call; the server copies the bytes before returning.
+        // SAFETY: "s" takes a live RedisModuleString; each "b" a (pointer, length) pair that
+        // lives across the call. The server copies or retains everything before returning.
         let status = unsafe {
             match args.len() {
-                1 => replicate(ctx, cmd, c"b".as_ptr(), b(0).0, b(0).1),
-                2 => replicate(ctx, cmd, c"bb".as_ptr(), b(0).0, b(0).1, b(1).0, b(1).1),
+                0 => replicate(ctx, cmd, c"s".as_ptr(), key),
+                1 => replicate(ctx, cmd, c"sb".as_ptr(), key, b(0).0, b(0).1),
+                2 => replicate(
+                    ctx,
+                    cmd,
+                    c"sbb".as_ptr(),
+                    key,
+                    b(0).0,
+                    b(0).1,
+                    b(1).0,
+                    b(1).1,
+                ),
                 3 => replicate(
                     ctx,
                     cmd,
-                    c"bbb".as_ptr(),
+                    c"sbbb".as_ptr(),
+                    key,
                     b(0).0,
                     b(0).1,
                     b(1).0,
@@ -255,35 +268,7 @@ impl Ctx {
                     b(2).0,
                     b(2).1,
                 ),
-                4 => replicate(
-                    ctx,
-                    cmd,
-                    c"bbbb".as_ptr(),
-                    b(0).0,
-                    b(0).1,
-                    b(1).0,
-                    b(1).1,
-                    b(2).0,
-                    b(2).1,
-                    b(3).0,
-                    b(3).1,
-                ),
-                5 => replicate(
-                    ctx,
-                    cmd,
-                    c"bbbbb".as_ptr(),
-                    b(0).0,
-                    b(0).1,
-                    b(1).0,
-                    b(1).1,
-                    b(2).0,
-                    b(2).1,
-                    b(3).0,
-                    b(3).1,
-                    b(4).0,
-                    b(4).1,
-                ),
-                n => panic!("replicate takes 1 to 5 arguments, got {n}"),
+                n => panic!("replicate takes a key and 0 to 3 arguments, got {n}"),
             }
         };
         if status != raw::REDISMODULE_OK as c_int {

@@ -72,50 +72,6 @@ pub fn expiry(
         .ok_or(CommandError::InvalidExpire(command))
 }
 
-/// Formats a score as C's `%.17g` does (the form the server uses for doubles): 17 significant
-/// digits, so parsing it back gives the same double and a replica ends bit-identical to its
-/// primary; trailing zeros trimmed, so whole timestamps read as themselves in the AOF.
-pub fn format_score(score: f64) -> String {
-    if score.is_infinite() {
-        return if score > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        };
-    }
-    // `{:.16e}` rounds to 17 significant digits once; the rest only re-arranges them.
-    let scientific = format!("{score:.16e}");
-    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    let (sign, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    if (-4..17).contains(&exponent) {
-        let fixed = if exponent < 0 {
-            format!("0.{}{}", "0".repeat((-exponent - 1) as usize), digits)
-        } else {
-            let (whole, fraction) = digits.split_at(exponent as usize + 1);
-            format!("{whole}.{fraction}")
-        };
-        format!("{sign}{}", trim_fraction(&fixed))
-    } else {
-        let (first, rest) = digits.split_at(1);
-        let mantissa = trim_fraction(&format!("{first}.{rest}")).to_string();
-        let exp_sign = if exponent < 0 { '-' } else { '+' };
-        format!("{sign}{mantissa}e{exp_sign}{:02}", exponent.unsigned_abs())
-    }
-}
-
-fn trim_fraction(number: &str) -> &str {
-    if number.contains('.') {
-        number.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        number
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,38 +151,5 @@ mod tests {
             expiry(9.223371e15, NOW_MS, CMD),
             Err(CommandError::InvalidExpire(CMD))
         );
-    }
-
-    #[test]
-    fn scores_round_trip_exactly() {
-        for score in [
-            0.1,
-            1000.0,
-            1.0 / 3.0,
-            -4.5e-300,
-            1.7976931348623157e308,
-            5e-324,
-        ] {
-            let text = format_score(score);
-            assert_eq!(
-                text.parse::<f64>().unwrap().to_bits(),
-                score.to_bits(),
-                "{text}"
-            );
-        }
-        assert_eq!(format_score(f64::NEG_INFINITY), "-inf");
-    }
-
-    #[test]
-    fn scores_read_like_printf_17g() {
-        assert_eq!(format_score(1015.0), "1015");
-        assert_eq!(format_score(0.1), "0.10000000000000001");
-        assert_eq!(format_score(-4.5), "-4.5");
-        assert_eq!(format_score(0.0), "0");
-        assert_eq!(format_score(0.00012), "0.00012");
-        assert_eq!(format_score(1e17), "1e+17");
-        assert_eq!(format_score(1.5e-5), "1.5e-05");
-        assert_eq!(format_score(-2.5e300), "-2.5000000000000001e+300");
-        assert_eq!(format_score(1.0 / 3.0), "0.33333333333333331");
     }
 }

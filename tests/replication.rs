@@ -122,8 +122,9 @@ on_every_server! {
         workload(&mut c, 11, 1500);
         let aof = aof_text(&dir.0);
         assert!(!aof.to_ascii_lowercase().contains("goblin"), "the AOF names a GOBLIN command");
-        for effect in ["PXAT", "PEXPIREAT", "ZADD", "ZREMRANGEBYSCORE", "KEEPTTL", "DEL"] {
-            assert!(aof.contains(effect), "the AOF has no {effect}");
+        for effect in ["SET", "PXAT", "INCR", "PEXPIREAT", "ZADD", "ZREMRANGEBYSCORE", "DEL"] {
+            let command = format!("\r\n${}\r\n{effect}\r\n", effect.len());
+            assert!(aof.contains(&command), "the AOF has no {effect}");
         }
     }
 }

@@ -149,3 +149,11 @@ impl Conn {
         })
     }
 }
+
+impl Conn {
+    /// Writes bytes already encoded as RESP (see `encode`): for load generators that build a
+    /// pipeline once and send it whole.
+    pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.writer.write_all(bytes)
+    }
+}

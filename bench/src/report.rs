@@ -1,0 +1,521 @@
+//! The benchmark's output: a markdown report (tables, targets, the machine) and a PNG plot.
+
+use crate::load::{Workload, COUNTER_GROUP, WINDOW_GROUP};
+use crate::{Config, ServerResults};
+use goblin_testkit::Flavor;
+use plotters::prelude::*;
+use std::fmt::Write;
+use std::path::Path;
+use std::time::Duration;
+
+/// A target: its wording, its bound, and the measured ratio (where it applies to a server).
+type Target = (
+    &'static str,
+    f64,
+    Box<dyn Fn(&ServerResults) -> Option<f64>>,
+);
+/// A row of the memory table: its label and how to print one server's cell.
+type MemoryRow = (&'static str, fn(&ServerResults) -> String);
+
+const FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+
+fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    let memory = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .next()
+                .map(|l| l.split_whitespace().nth(1).unwrap_or("0").to_string())
+        })
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| format!("{:.0} GiB", kb / 1024.0 / 1024.0))
+        .unwrap_or_default();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{cpu}, {cores} cores, {memory}, Linux {}", kernel.trim())
+}
+
+fn today() -> String {
+    std::process::Command::new("date")
+        .args(["-u", "+%Y-%m-%d %H:%M UTC"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn ratio(results: &ServerResults, depth: usize, workload: Workload, to: Workload) -> f64 {
+    let of = |w: Workload| {
+        results
+            .throughput
+            .get(&(depth, w))
+            .map(|s| s.ops_per_sec)
+            .unwrap_or(f64::NAN)
+    };
+    of(workload) / of(to)
+}
+
+pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> String {
+    let mut md = String::new();
+    let _ = writeln!(
+        md,
+        "# Goblin benchmark{}\n",
+        if config.smoke {
+            " (smoke run: numbers mean nothing)"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        md,
+        "{}; {}. Client and server share the machine. Each run {:?}, {} connections, median of {} interleaved rounds; took {:.0?}.\n",
+        today(),
+        machine(),
+        config.duration,
+        config.conns,
+        config.rounds,
+        took
+    );
+    for r in results {
+        let _ = writeln!(md, "- {}: {}", r.flavor.label(), r.version);
+    }
+
+    let _ = writeln!(md, "\n## Targets (pipelined, depth 16)\n");
+    let _ = writeln!(
+        md,
+        "| target | {} |",
+        results
+            .iter()
+            .map(|r| r.flavor.label())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
+    let targets: [Target; 6] = [
+        (
+            "GOBLIN.INCREX >= 0.9x INCR",
+            0.9,
+            Box::new(|r| Some(ratio(r, 16, Workload::Increx, Workload::Incr))),
+        ),
+        (
+            "GOBLIN.INCREX >= 2.5x its Lua idiom (EVALSHA)",
+            2.5,
+            Box::new(|r| Some(ratio(r, 16, Workload::Increx, Workload::IncrexEvalsha))),
+        ),
+        (
+            "GOBLIN.ZWINDOW >= 0.8x ZADD",
+            0.8,
+            Box::new(|r| Some(ratio(r, 16, Workload::Zwindow, Workload::Zadd))),
+        ),
+        (
+            "GOBLIN.ZWINDOW >= 3x its Lua idiom (EVALSHA)",
+            3.0,
+            Box::new(|r| Some(ratio(r, 16, Workload::Zwindow, Workload::ZwindowEvalsha))),
+        ),
+        (
+            "INCREX bytes per counter <= 1.25x INCR + EXPIRE (Redis 7.0)",
+            1.25,
+            Box::new(|r| {
+                (r.flavor == Flavor::Redis70)
+                    .then(|| r.memory.increx_per_counter / r.memory.incr_expire_per_counter)
+            }),
+        ),
+        (
+            "INCREX bytes per counter <= 1.12x INCR + EXPIRE (Redis 8.2)",
+            1.12,
+            Box::new(|r| {
+                (r.flavor == Flavor::Redis82)
+                    .then(|| r.memory.increx_per_counter / r.memory.incr_expire_per_counter)
+            }),
+        ),
+    ];
+    for (name, bound, value) in &targets {
+        let cells: Vec<String> = results
+            .iter()
+            .map(|r| match value(r) {
+                None => "".into(),
+                Some(v) => {
+                    let met = if name.contains("<=") {
+                        v <= *bound
+                    } else {
+                        v >= *bound
+                    };
+                    format!("{v:.2}x {}", if met { "met" } else { "**missed**" })
+                }
+            })
+            .collect();
+        let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
+    }
+
+    for &depth in &config.depths {
+        let _ = writeln!(
+            md,
+            "\n## Throughput and latency, {} ({} connections)\n",
+            if depth > 1 {
+                format!("pipelined, depth {depth}")
+            } else {
+                "unpipelined".into()
+            },
+            config.conns
+        );
+        let _ = writeln!(
+            md,
+            "| command | {} |",
+            results
+                .iter()
+                .map(|r| format!("{} ops/s (ratio) p50/p99 us", r.flavor.label()))
+                .collect::<Vec<_>>()
+                .join(" | ")
+        );
+        let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
+        for workload in COUNTER_GROUP.iter().chain(&WINDOW_GROUP) {
+            let cells: Vec<String> = results
+                .iter()
+                .map(|r| match r.throughput.get(&(depth, *workload)) {
+                    Some(s) => format!(
+                        "{:.0} ({:.2}x) {:.0}/{:.0}",
+                        s.ops_per_sec,
+                        ratio(r, depth, *workload, workload.baseline()),
+                        s.p50_us,
+                        s.p99_us
+                    ),
+                    None => "".into(),
+                })
+                .collect();
+            let _ = writeln!(md, "| {} | {} |", workload.label(), cells.join(" | "));
+        }
+    }
+
+    let _ = writeln!(md, "\n## Server time per GOBLIN.ZWINDOW call (`usec_per_call`) against members in the window\n");
+    let _ = writeln!(md, "Each call evicts one member and admits one.\n");
+    let _ = writeln!(
+        md,
+        "| members | {} |",
+        results
+            .iter()
+            .map(|r| r.flavor.label())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
+    for (i, &size) in config.sizes.iter().enumerate() {
+        let cells: Vec<String> = results
+            .iter()
+            .map(|r| format!("{:.2}", r.by_size[i].1))
+            .collect();
+        let _ = writeln!(md, "| {size} | {} |", cells.join(" | "));
+    }
+
+    let _ = writeln!(
+        md,
+        "\n## Server time per call against members evicted per call ({} members stay in the window)\n",
+        config.eviction_base
+    );
+    let _ = writeln!(
+        md,
+        "| evicted | {} |",
+        results
+            .iter()
+            .map(|r| format!("{0} ZWINDOW us | {0} ZREMRANGEBYSCORE us", r.flavor.label()))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len() * 2));
+    for (i, &evicted) in config.evictions.iter().enumerate() {
+        let cells: Vec<String> = results
+            .iter()
+            .map(|r| {
+                format!(
+                    "{:.2} | {:.2}",
+                    r.by_evicted[i].zwindow_us, r.by_evicted[i].zremrangebyscore_us
+                )
+            })
+            .collect();
+        let _ = writeln!(md, "| {evicted} | {} |", cells.join(" | "));
+    }
+
+    let _ = writeln!(md, "\n## Memory\n");
+    let _ = writeln!(
+        md,
+        "| bytes | {} |",
+        results
+            .iter()
+            .map(|r| r.flavor.label())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
+    let rows: [MemoryRow; 4] = [
+        ("per counter, GOBLIN.INCREX", |r| {
+            format!("{:.1}", r.memory.increx_per_counter)
+        }),
+        ("per counter, INCR + EXPIRE", |r| {
+            format!(
+                "{:.1} ({:.2}x)",
+                r.memory.incr_expire_per_counter,
+                r.memory.increx_per_counter / r.memory.incr_expire_per_counter
+            )
+        }),
+        ("per member, GOBLIN.ZWINDOW", |r| {
+            format!("{:.1}", r.memory.zwindow_per_member)
+        }),
+        ("per member, ZADD", |r| {
+            format!(
+                "{:.1} ({:.2}x)",
+                r.memory.zadd_per_member,
+                r.memory.zwindow_per_member / r.memory.zadd_per_member
+            )
+        }),
+    ];
+    for (name, cell) in rows {
+        let _ = writeln!(
+            md,
+            "| {name} | {} |",
+            results.iter().map(cell).collect::<Vec<_>>().join(" | ")
+        );
+    }
+    if let Some(r) = results.first() {
+        let _ = writeln!(
+            md,
+            "\n{} counters, one per key; {} sorted-set members, 100 per key. The ratio in brackets is Goblin's over the core command's.",
+            r.memory.counters, r.memory.members
+        );
+    }
+    md
+}
+
+const COLORS: [RGBColor; 3] = [
+    RGBColor(200, 60, 50),
+    RGBColor(40, 100, 190),
+    RGBColor(40, 150, 80),
+];
+
+/// Three panels: throughput ratios, time per call against members, against evictions.
+pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
+    let font = std::fs::read(FONT)
+        .unwrap_or_else(|e| panic!("{FONT}: {e} (apt-get install fonts-dejavu-core)"));
+    let _ = plotters::style::register_font(
+        "sans-serif",
+        FontStyle::Normal,
+        Box::leak(font.into_boxed_slice()),
+    );
+    let root = BitMapBackend::new(path, (1800, 620)).into_drawing_area();
+    root.fill(&WHITE).expect("fill");
+    let panels = root.split_evenly((1, 3));
+
+    // (a) Throughput as a ratio to the core command, pipelined.
+    let compared: Vec<Workload> = COUNTER_GROUP
+        .iter()
+        .chain(&WINDOW_GROUP)
+        .copied()
+        .filter(|w| w.baseline() != *w)
+        .collect();
+    let depth = config.depths[0];
+    let top = results
+        .iter()
+        .flat_map(|r| {
+            compared
+                .iter()
+                .map(move |w| ratio(r, depth, *w, w.baseline()))
+        })
+        .filter(|v| v.is_finite())
+        .fold(1.2f64, f64::max);
+    let mut chart = ChartBuilder::on(&panels[0])
+        .caption(
+            format!("Throughput / core command (depth {depth})"),
+            ("sans-serif", 22),
+        )
+        .margin(12)
+        .x_label_area_size(110)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0f64..compared.len() as f64, 0f64..top * 1.1)
+        .expect("chart");
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(compared.len())
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            compared
+                .get(i)
+                .map(|w| short(*w).to_string())
+                .unwrap_or_default()
+        })
+        .x_label_style(
+            ("sans-serif", 13)
+                .into_font()
+                .transform(FontTransform::Rotate90),
+        )
+        .y_desc("ratio (1.0 = INCR or ZADD)")
+        .draw()
+        .expect("mesh");
+    let width = 0.8 / results.len() as f64;
+    for (s, r) in results.iter().enumerate() {
+        let bars = compared.iter().enumerate().map(|(i, w)| {
+            let x = i as f64 + 0.1 + s as f64 * width;
+            let v = ratio(r, depth, *w, w.baseline());
+            Rectangle::new(
+                [
+                    (x, 0.0),
+                    (x + width * 0.95, if v.is_finite() { v } else { 0.0 }),
+                ],
+                COLORS[s].filled(),
+            )
+        });
+        chart
+            .draw_series(bars)
+            .expect("bars")
+            .label(r.flavor.label())
+            .legend(move |(x, y)| {
+                Rectangle::new([(x, y - 5), (x + 12, y + 5)], COLORS[s].filled())
+            });
+    }
+    chart
+        .draw_series(LineSeries::new(
+            [(0.0, 1.0), (compared.len() as f64, 1.0)],
+            BLACK.stroke_width(1),
+        ))
+        .expect("line");
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .expect("legend");
+
+    // (b) Time per call against members in the window: flat means O(log n).
+    let max_us = results
+        .iter()
+        .flat_map(|r| r.by_size.iter().map(|(_, us)| *us))
+        .fold(0.5f64, f64::max);
+    let (min_n, max_n) = (
+        *config.sizes.first().unwrap_or(&10) as f64,
+        *config.sizes.last().unwrap_or(&1000) as f64,
+    );
+    let mut chart = ChartBuilder::on(&panels[1])
+        .caption(
+            "ZWINDOW usec_per_call vs members in window",
+            ("sans-serif", 22),
+        )
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(50)
+        .build_cartesian_2d((min_n..max_n).log_scale(), 0f64..max_us * 1.3)
+        .expect("chart");
+    chart
+        .configure_mesh()
+        .x_desc("members in the window (1 evicted, 1 admitted per call)")
+        .y_desc("microseconds per call")
+        .draw()
+        .expect("mesh");
+    for (s, r) in results.iter().enumerate() {
+        let points: Vec<(f64, f64)> = r.by_size.iter().map(|(n, us)| (*n as f64, *us)).collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), COLORS[s].stroke_width(2)))
+            .expect("line")
+            .label(r.flavor.label())
+            .legend(move |(x, y)| {
+                PathElement::new([(x, y), (x + 16, y)], COLORS[s].stroke_width(2))
+            });
+        chart
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 4, COLORS[s].filled())),
+            )
+            .expect("points");
+    }
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .expect("legend");
+
+    // (c) Time per call against members evicted, ZWINDOW next to ZREMRANGEBYSCORE.
+    let max_us = results
+        .iter()
+        .flat_map(|r| {
+            r.by_evicted
+                .iter()
+                .map(|e| e.zwindow_us.max(e.zremrangebyscore_us))
+        })
+        .fold(0.5f64, f64::max);
+    let max_e = *config.evictions.last().unwrap_or(&10) as f64 + 1.0;
+    let mut chart = ChartBuilder::on(&panels[2])
+        .caption(
+            "usec_per_call vs members evicted per call",
+            ("sans-serif", 22),
+        )
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(60)
+        .build_cartesian_2d(
+            (1f64..max_e).log_scale(),
+            (0.1f64..max_us * 1.5).log_scale(),
+        )
+        .expect("chart");
+    chart
+        .configure_mesh()
+        .x_desc("members evicted per call + 1")
+        .y_desc("microseconds per call")
+        .draw()
+        .expect("mesh");
+    for (s, r) in results.iter().enumerate() {
+        let zwindow: Vec<(f64, f64)> = r
+            .by_evicted
+            .iter()
+            .map(|e| (e.evicted as f64 + 1.0, e.zwindow_us))
+            .collect();
+        let zrem: Vec<(f64, f64)> = r
+            .by_evicted
+            .iter()
+            .map(|e| (e.evicted as f64 + 1.0, e.zremrangebyscore_us))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(zwindow, COLORS[s].stroke_width(2)))
+            .expect("line")
+            .label(format!("{} ZWINDOW", r.flavor.label()))
+            .legend(move |(x, y)| {
+                PathElement::new([(x, y), (x + 16, y)], COLORS[s].stroke_width(2))
+            });
+        let light = COLORS[s].mix(0.45);
+        chart
+            .draw_series(LineSeries::new(zrem, light.stroke_width(2)))
+            .expect("line")
+            .label(format!("{} ZREMRANGEBYSCORE", r.flavor.label()))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], light.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .border_style(BLACK)
+        .background_style(WHITE)
+        .draw()
+        .expect("legend");
+    root.present().expect("write png");
+}
+
+fn short(workload: Workload) -> &'static str {
+    match workload {
+        Workload::Increx => "INCREX",
+        Workload::IncrexEvalsha => "INCREX Lua EVALSHA",
+        Workload::IncrexFcall => "INCREX Lua FCALL",
+        Workload::MultiIncrExpireNx => "MULTI INCR EXPIRE",
+        Workload::Zwindow => "ZWINDOW",
+        Workload::ZwindowEvalsha => "ZWINDOW Lua EVALSHA",
+        Workload::ZwindowFcall => "ZWINDOW Lua FCALL",
+        other => other.label(),
+    }
+}
