@@ -30,7 +30,7 @@ macro_rules! api {
 }
 
 /// `(name, present)` for each API the commands call.
-fn required_apis() -> [(&'static str, bool); 28] {
+fn required_apis() -> [(&'static str, bool); 29] {
     // SAFETY: reads of pointers written once at load time (see `api!`).
     unsafe {
         [
@@ -92,6 +92,10 @@ fn required_apis() -> [(&'static str, bool); 28] {
             }),
             ("ZsetRangeCurrentElement", {
                 let function = raw::RedisModule_ZsetRangeCurrentElement;
+                function.is_some()
+            }),
+            ("ZsetRangeNext", {
+                let function = raw::RedisModule_ZsetRangeNext;
                 function.is_some()
             }),
             ("ZsetRangeStop", {
@@ -428,34 +432,46 @@ impl<'call> Key<'call> {
     }
 
     /// Removes every member scored at or below `cutoff`, lowest first, and returns how many.
-    /// Each step seeks the lowest member through the score index, O(log n), so the whole call
-    /// is O(evicted * log n) and never scans members inside the window. A set emptied here is
-    /// deleted by the server, as ZREMRANGEBYSCORE does.
+    /// Walks the score index from its lowest member in chunks: one O(log n) seek per chunk of
+    /// `EVICT_CHUNK`, then a step per member, so a call costs O(log n + evicted) seeks and never
+    /// visits members inside the window. The set is only modified after the iterator stops.
+    /// A set emptied here is deleted by the server, as ZREMRANGEBYSCORE does.
     pub fn evict_up_to(&mut self, cutoff: f64) -> usize {
+        const EVICT_CHUNK: usize = 64;
         let mut evicted = 0;
         loop {
-            // SAFETY: an open write-mode key; the iterator is stopped before the removal, so
-            // the set is never modified under a live iterator.
-            let oldest = unsafe {
+            let mut chunk = [ptr::null_mut::<raw::RedisModuleString>(); EVICT_CHUNK];
+            let mut taken = 0;
+            // SAFETY: an open write-mode key; every element the iterator hands out is ours to
+            // free, and the iterator is stopped before any removal.
+            unsafe {
                 let key = self.raw();
                 if api!(RedisModule_ZsetFirstInScoreRange)(key, f64::NEG_INFINITY, cutoff, 0, 0)
                     != raw::REDISMODULE_OK as c_int
                 {
                     break;
                 }
-                let member = api!(RedisModule_ZsetRangeCurrentElement)(key, ptr::null_mut());
+                while taken < EVICT_CHUNK {
+                    let member = api!(RedisModule_ZsetRangeCurrentElement)(key, ptr::null_mut());
+                    if member.is_null() {
+                        break;
+                    }
+                    chunk[taken] = member;
+                    taken += 1;
+                    if api!(RedisModule_ZsetRangeNext)(key) == 0 {
+                        break;
+                    }
+                }
                 api!(RedisModule_ZsetRangeStop)(key);
-                member
-            };
-            if oldest.is_null() {
+                for &member in &chunk[..taken] {
+                    api!(RedisModule_ZsetRem)(key, member, ptr::null_mut());
+                    api!(RedisModule_FreeString)(self.ctx.raw(), member);
+                }
+            }
+            evicted += taken;
+            if taken < EVICT_CHUNK {
                 break;
             }
-            // SAFETY: `oldest` is a string the iterator created for us; we free it once.
-            unsafe {
-                api!(RedisModule_ZsetRem)(self.raw(), oldest, ptr::null_mut());
-                api!(RedisModule_FreeString)(self.ctx.raw(), oldest);
-            }
-            evicted += 1;
         }
         evicted
     }

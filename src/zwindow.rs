@@ -51,9 +51,8 @@ impl Command for Zwindow {
         let expiry = window::expiry(args.window, ctx.now_ms(), Self::NAME)?;
 
         effects::evict(ctx, &mut key, window::cutoff(args.now, args.window));
-        let holds_slot = key.score(args.member).is_some();
-        let verdict = window::decide(holds_slot, key.len(), args.limit);
-        if verdict != Verdict::Reject {
+        let verdict = window::decide(key.len(), args.limit, || key.score(args.member).is_some());
+        if verdict == Verdict::Grant {
             effects::record(ctx, &mut key, args.member, args.now, expiry);
         }
         Ok(verdict.reply())

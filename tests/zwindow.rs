@@ -251,3 +251,21 @@ on_every_server! {
         assert_eq!(zwindow(&mut c, "lock", "0.4", "0.3", "1", "next"), Reply::Int(1));
     }
 }
+
+on_every_server! {
+    fn evicts_any_number_of_members_in_one_call(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        // Around the module's internal chunk size (64) and well past it, in both encodings
+        // (listpack below 128 members, skiplist above).
+        for old in [63usize, 64, 65, 128, 129, 1000] {
+            let key = format!("w{old}");
+            for i in 0..old {
+                c.call(&["ZADD", &key, &i.to_string(), &format!("old{i}")]);
+            }
+            c.call(&["ZADD", &key, "5000", "inside-a", "5001", "inside-b"]);
+            assert_eq!(zwindow(&mut c, &key, "6000", "1000", "3", "new"), Reply::Int(1));
+            assert_eq!(members(&mut c, &key), ["inside-a", "5000", "inside-b", "5001", "new", "6000"], "{old} old members");
+        }
+    }
+}
