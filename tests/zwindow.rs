@@ -264,7 +264,7 @@ on_every_server! {
                 c.call(&["ZADD", &key, &i.to_string(), &format!("old{i}")]);
             }
             c.call(&["ZADD", &key, "5000", "inside-a", "5001", "inside-b"]);
-            assert_eq!(zwindow(&mut c, &key, "6000", "1000", "3", "new"), Reply::Int(1));
+            assert_eq!(zwindow(&mut c, &key, "6000", "1500", "3", "new"), Reply::Int(1));
             assert_eq!(members(&mut c, &key), ["inside-a", "5000", "inside-b", "5001", "new", "6000"], "{old} old members");
         }
     }
