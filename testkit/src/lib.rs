@@ -249,7 +249,9 @@ impl Server {
             // not commands, while it loads).
             let pid = self.child.as_ref().map(|child| child.id().to_string());
             if let (Ok(mut conn), Some(pid)) = (Conn::connect(self.port), pid) {
-                if let Reply::Bulk(info) = conn.call(&["INFO"]) {
+                // Not `call`: a connection refused or reset here only means "not yet".
+                let reply = conn.send(&["INFO"]).and_then(|()| conn.read());
+                if let Ok(Reply::Bulk(info)) = reply {
                     let info = String::from_utf8_lossy(&info);
                     let has = |wanted: &str| info.lines().any(|line| line.trim() == wanted);
                     if has(&format!("process_id:{pid}")) && has("loading:0") {
@@ -312,12 +314,18 @@ impl Drop for Server {
             None => false,
         };
         self.kill();
-        if crashed && !std::thread::panicking() {
-            panic!(
+        if crashed {
+            let report = format!(
                 "{:?} died during the test; log:\n{}",
                 self.flavor,
                 self.log()
             );
+            // Already failing: say why the server went away, without a double panic.
+            if std::thread::panicking() {
+                eprintln!("{report}");
+            } else {
+                panic!("{report}");
+            }
         }
     }
 }

@@ -84,8 +84,18 @@ impl Conn {
 
     /// Sends one command and reads its reply.
     pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
-        self.send(args).expect("send");
-        self.read().expect("read reply")
+        let shown = || {
+            let words: Vec<String> = args
+                .iter()
+                .map(|a| String::from_utf8_lossy(a.as_ref()).into_owned())
+                .collect();
+            words.join(" ")
+        };
+        if let Err(e) = self.send(args) {
+            panic!("sending {}: {e}", shown());
+        }
+        self.read()
+            .unwrap_or_else(|e| panic!("reading the reply to {}: {e}", shown()))
     }
 
     /// Sends without reading (for SHUTDOWN, or pipelines).
