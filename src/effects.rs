@@ -86,3 +86,28 @@ pub fn record(ctx: &Ctx, key: &mut Key<'_>, member: Arg<'_>, now: f64, expiry: W
     }
     ctx.signal_modified(name);
 }
+
+/// Deletes a string lock whose token matched.
+pub fn release_lock(ctx: &Ctx, key: &mut Key<'_>) {
+    let name = key.name();
+    key.delete();
+    ctx.notify(EventClass::Generic, c"del", name);
+    ctx.replicate(c"DEL", name, &[]);
+    ctx.signal_modified(name);
+}
+
+/// Removes `member` from a sorted set; returns whether it was there. A set emptied here is
+/// deleted by the server, as ZREM does.
+pub fn release_member(ctx: &Ctx, key: &mut Key<'_>, member: Arg<'_>) -> bool {
+    if !key.zrem(member) {
+        return false;
+    }
+    let name = key.name();
+    ctx.notify(EventClass::SortedSet, c"zrem", name);
+    if key.kind() == KeyKind::Empty {
+        ctx.notify(EventClass::Generic, c"del", name);
+    }
+    ctx.replicate(c"ZREM", name, &[member.as_bytes()]);
+    ctx.signal_modified(name);
+    true
+}

@@ -1,9 +1,10 @@
 //! Goblin: native rate-limit and lease commands for Redis and Valkey.
 //!
 //! This file is the command table. Each command lives in its own file (`increx.rs`,
-//! `zwindow.rs`); the decisions are pure (`counter.rs`, `window.rs`); `effects.rs` turns them
+//! `zwindow.rs`, `cad.rs`); the decisions are pure (`counter.rs`, `window.rs`); `effects.rs` turns them
 //! into writes, replication and notifications; `server.rs` owns every call into the server.
 
+mod cad;
 mod counter;
 mod decimal;
 mod effects;
@@ -30,6 +31,13 @@ const COMMANDS: &[CommandSpec] = &[
         flags: c"write deny-oom",
         acl_categories: c"write sortedset slow",
         callback: server::entry_point::<zwindow::Zwindow>,
+    },
+    // A deletion: allowed under maxmemory like DEL, so a lock can always be released.
+    CommandSpec {
+        name: c"goblin.cad",
+        flags: c"write fast",
+        acl_categories: c"write fast",
+        callback: server::entry_point::<cad::Cad>,
     },
 ];
 

@@ -431,6 +431,17 @@ impl<'call> Key<'call> {
         flags & changed != 0
     }
 
+    /// Removes `member`; returns whether it was there. A set emptied here is deleted by the
+    /// server, as ZREM does.
+    pub fn zrem(&mut self, member: Arg<'_>) -> bool {
+        let mut deleted: c_int = 0;
+        // SAFETY: an open write-mode key that is a sorted set, a live member string.
+        unsafe {
+            api!(RedisModule_ZsetRem)(self.raw(), member.raw(), &mut deleted);
+        }
+        deleted != 0
+    }
+
     /// Removes every member scored at or below `cutoff`, lowest first, and returns how many.
     /// Walks the score index from its lowest member in chunks: one O(log n) seek per chunk of
     /// `EVICT_CHUNK`, then a step per member, so a call costs O(log n + evicted) seeks and never

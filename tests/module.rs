@@ -91,6 +91,16 @@ on_every_server! {
             assert!(zcategories.contains(&"@write".into()) && zcategories.contains(&"@sortedset".into()), "{zcategories:?}");
             assert!(zcategories.contains(&"@slow".into()), "{zcategories:?}");
         }
+        let (_, cflags, first, last, step, ccategories) = command_info(&mut c, "goblin.cad");
+        assert_eq!((first, last, step), (1, 1, 1));
+        for flag in ["write", "fast"] {
+            assert!(cflags.contains(&flag.to_string()), "cad flags {cflags:?}");
+        }
+        assert!(!cflags.contains(&"denyoom".to_string()), "a release must work at maxmemory");
+        if flavor.has_module_acl_categories() {
+            assert!(ccategories.contains(&"@write".into()), "{ccategories:?}");
+        }
+        assert_eq!(c.call(&["COMMAND", "GETKEYS", "GOBLIN.CAD", "lock:a", "t"]).texts(), ["lock:a"]);
         assert_eq!(c.call(&["COMMAND", "GETKEYS", "GOBLIN.INCREX", "rl:a", "5"]).texts(), ["rl:a"]);
         assert_eq!(
             c.call(&["COMMAND", "GETKEYS", "GOBLIN.ZWINDOW", "rl:b", "1", "2", "3", "m"]).texts(),

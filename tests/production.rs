@@ -29,6 +29,8 @@ on_every_server! {
             assert!(matches!(&reply, Reply::Error(e) if e.starts_with("OOM ")), "{args:?}: {reply:?}");
             assert_eq!(snapshot(&mut c, key), before, "{args:?} wrote under OOM");
         }
+        // A release frees memory, so like DEL it is allowed even now.
+        assert_eq!(c.call(&["GOBLIN.CAD", "counter", "5"]), Reply::Int(1));
         // With an eviction policy they keep working: the server evicts filler to make room.
         c.call(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
         assert_eq!(c.call(&["GOBLIN.INCREX", "fresh", "10"]), Reply::Int(1));
