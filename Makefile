@@ -3,6 +3,7 @@
 #                 Redis 7.0, Redis 8.2 and Valkey 9.1
 #   make run      a server on 127.0.0.1:6379 with the module (SERVER=valkey91|redis82|redis70)
 #   make lint     rustfmt and clippy, warnings as errors
+#   make bench    the benchmark (about 12 minutes): bench/results/latest.md and latest.png
 
 SERVER ?= valkey91
 PORT ?= 6379
@@ -19,7 +20,7 @@ else
 $(error SERVER must be redis70, redis82 or valkey91)
 endif
 
-.PHONY: all deps build test unit integration lint run clean
+.PHONY: all deps build test unit integration lint run bench bench-smoke clean
 
 all: build
 
@@ -37,6 +38,14 @@ integration: build
 
 test: build
 	cargo test --release -- --test-threads $(TEST_THREADS)
+	$(MAKE) bench-smoke
+
+# The benchmark harness once, tiny, so it cannot rot; it asserts nothing about time.
+bench-smoke: build
+	cargo run --release -p goblin-bench -- --smoke --out target/bench-smoke
+
+bench: build
+	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
 
 lint: deps
 	cargo fmt --all -- --check

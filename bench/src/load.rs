@@ -131,7 +131,12 @@ impl OpWriter<'_> {
                 encode(&["EXEC"], out);
                 return 4;
             }
-            Workload::Zadd => encode(&["ZADD", &window, &now(), &member], out),
+            // The baseline at the same set size as ZWINDOW's (about ten members per key): a
+            // member drawn from ten per key, so ZADD moves scores instead of growing the sets.
+            Workload::Zadd => {
+                let reused = format!("m{}", self.rng.below(WINDOW_TICKS / WINDOW_KEYS));
+                encode(&["ZADD", &window, &now(), &reused], out)
+            }
             Workload::Zwindow => encode(
                 &[
                     "GOBLIN.ZWINDOW",
