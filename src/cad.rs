@@ -5,6 +5,7 @@
 use crate::effects;
 use crate::error::CommandError;
 use crate::server::{Arg, Command, Ctx, KeyKind};
+use crate::stats::{self, CommandStats};
 
 pub struct Cad;
 
@@ -27,6 +28,7 @@ impl<'call> CadArgs<'call> {
 
 impl Command for Cad {
     const NAME: &'static str = "goblin.cad";
+    const STATS: &'static CommandStats = &stats::CAD;
 
     fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError> {
         let args = CadArgs::parse(args)?;
@@ -43,6 +45,9 @@ impl Command for Cad {
             KeyKind::SortedSet => effects::release_member(ctx, &mut key, args.value),
             KeyKind::Other => return Err(CommandError::WrongType),
         };
+        if released {
+            stats::RELEASED.add(1);
+        }
         Ok(i64::from(released))
     }
 }

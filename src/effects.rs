@@ -8,7 +8,7 @@
 
 use crate::counter::{CounterPlan, CounterTtl};
 use crate::decimal::Decimal;
-use crate::server::{Arg, Ctx, EventClass, Key, KeyKind};
+use crate::server::{Arg, Ctx, EventClass, Key, KeyKind, Zadded};
 use crate::window::WindowExpiry;
 
 /// Stores the counter chosen by `counter::plan`, with its TTL.
@@ -64,9 +64,17 @@ pub fn evict(ctx: &Ctx, key: &mut Key<'_>, cutoff: f64) -> usize {
 }
 
 /// Records `member` at `now` (added, or its score moved) and re-arms the key's TTL.
-pub fn record(ctx: &Ctx, key: &mut Key<'_>, member: Arg<'_>, now: f64, expiry: WindowExpiry) {
+/// Returns what the sorted set did: a newcomer added, or a holder's score moved (or not).
+pub fn record(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    member: Arg<'_>,
+    now: f64,
+    expiry: WindowExpiry,
+) -> Zadded {
     let name = key.name();
-    if key.zadd(now, member) {
+    let zadded = key.zadd(now, member);
+    if zadded != Zadded::Unchanged {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
         let score = Decimal::score(now);
         ctx.replicate(c"ZADD", name, &[score.as_bytes(), member.as_bytes()]);
@@ -85,6 +93,7 @@ pub fn record(ctx: &Ctx, key: &mut Key<'_>, member: Arg<'_>, now: f64, expiry: W
         }
     }
     ctx.signal_modified(name);
+    zadded
 }
 
 /// Deletes a string lock whose token matched.

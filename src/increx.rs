@@ -4,6 +4,7 @@ use crate::counter;
 use crate::effects;
 use crate::error::CommandError;
 use crate::server::{Arg, Command, Ctx, KeyKind};
+use crate::stats::{self, CommandStats};
 
 pub struct Increx;
 
@@ -26,6 +27,7 @@ impl<'call> IncrexArgs<'call> {
 
 impl Command for Increx {
     const NAME: &'static str = "goblin.increx";
+    const STATS: &'static CommandStats = &stats::INCREX;
 
     fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError> {
         let args = IncrexArgs::parse(args)?;

@@ -11,11 +11,12 @@ mod effects;
 mod error;
 mod increx;
 mod server;
+mod stats;
 mod window;
 mod zwindow;
 
 use redis_module::{redis_module, Context, RedisString, Status};
-use server::CommandSpec;
+use server::{ArgDoc, ArgKind, CommandDocs, CommandSpec, KeyAccess};
 
 // ACL categories as core commands get them: the data type, `write`, and `fast` or `slow` to
 // match the `fast` flag (the server derives those two only for its own commands).
@@ -25,12 +26,37 @@ const COMMANDS: &[CommandSpec] = &[
         flags: c"write deny-oom fast",
         acl_categories: c"write string fast",
         callback: server::entry_point::<increx::Increx>,
+        docs: CommandDocs {
+            summary: c"Increments the integer at key and arms a TTL of seconds on the first hit (a fixed-window counter).",
+            complexity: c"O(1)",
+            since: c"0.1.0",
+            arity: 3,
+            key_access: KeyAccess::ReadUpdate,
+            args: &[
+                ArgDoc { name: c"key", kind: ArgKind::Key },
+                ArgDoc { name: c"seconds", kind: ArgKind::Integer },
+            ],
+        },
     },
     CommandSpec {
         name: c"goblin.zwindow",
         flags: c"write deny-oom",
         acl_categories: c"write sortedset slow",
         callback: server::entry_point::<zwindow::Zwindow>,
+        docs: CommandDocs {
+            summary: c"Admits member into a sliding window of limit members (evicting members at or below now - window), refreshes a holder, or rejects; re-arms the TTL.",
+            complexity: c"O(log(N) + M) with N the members in the window and M the members evicted.",
+            since: c"0.1.0",
+            arity: 6,
+            key_access: KeyAccess::ReadUpdate,
+            args: &[
+                ArgDoc { name: c"key", kind: ArgKind::Key },
+                ArgDoc { name: c"now", kind: ArgKind::Double },
+                ArgDoc { name: c"window", kind: ArgKind::Double },
+                ArgDoc { name: c"limit", kind: ArgKind::Integer },
+                ArgDoc { name: c"member", kind: ArgKind::String },
+            ],
+        },
     },
     // A deletion: allowed under maxmemory like DEL, so a lock can always be released.
     CommandSpec {
@@ -38,11 +64,22 @@ const COMMANDS: &[CommandSpec] = &[
         flags: c"write fast",
         acl_categories: c"write fast",
         callback: server::entry_point::<cad::Cad>,
+        docs: CommandDocs {
+            summary: c"Deletes key if it is a string equal to value, or removes member value if it is a sorted set (releases a lock or a ZWINDOW lease).",
+            complexity: c"O(1) for strings, O(log(N)) for a sorted set of N members.",
+            since: c"0.1.0",
+            arity: 3,
+            key_access: KeyAccess::ReadDelete,
+            args: &[
+                ArgDoc { name: c"key", kind: ArgKind::Key },
+                ArgDoc { name: c"value", kind: ArgKind::String },
+            ],
+        },
     },
 ];
 
 fn init(ctx: &Context, _args: &[RedisString]) -> Status {
-    server::register(ctx, COMMANDS)
+    server::register(ctx, COMMANDS, stats::report)
 }
 
 // The server's allocator in the module, so INFO memory and maxmemory see what Goblin

@@ -9,10 +9,12 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
+use std::sync::OnceLock;
 
 use redis_module::{raw, Context, Status};
 
 use crate::error::CommandError;
+use crate::stats::CommandStats;
 
 /// Reads a server API function pointer. `register` refuses to load the module unless every
 /// pointer named in `REQUIRED_APIS` is present, so a command never finds one missing.
@@ -29,8 +31,18 @@ macro_rules! api {
     }};
 }
 
+/// Reads a server API function pointer that older servers may lack.
+macro_rules! optional_api {
+    ($name:ident) => {{
+        // SAFETY: as for `api!`.
+        #[allow(unused_unsafe)]
+        let function = unsafe { raw::$name };
+        function
+    }};
+}
+
 /// `(name, present)` for each API the commands call.
-fn required_apis() -> [(&'static str, bool); 29] {
+fn required_apis() -> [(&'static str, bool); 32] {
     // SAFETY: reads of pointers written once at load time (see `api!`).
     unsafe {
         [
@@ -144,6 +156,18 @@ fn required_apis() -> [(&'static str, bool); 29] {
             }),
             ("ReplyWithError", {
                 let function = raw::RedisModule_ReplyWithError;
+                function.is_some()
+            }),
+            ("RegisterInfoFunc", {
+                let function = raw::RedisModule_RegisterInfoFunc;
+                function.is_some()
+            }),
+            ("InfoAddSection", {
+                let function = raw::RedisModule_InfoAddSection;
+                function.is_some()
+            }),
+            ("InfoAddFieldULongLong", {
+                let function = raw::RedisModule_InfoAddFieldULongLong;
                 function.is_some()
             }),
             ("Log", {
@@ -311,6 +335,17 @@ pub enum KeyKind {
     Other,
 }
 
+/// What `Key::zadd` did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zadded {
+    /// A new member.
+    Added,
+    /// An existing member, at a new score.
+    Moved,
+    /// An existing member, already at that score.
+    Unchanged,
+}
+
 /// A key open for writing; closed when dropped.
 pub struct Key<'call> {
     ctx: &'call Ctx,
@@ -418,8 +453,7 @@ impl<'call> Key<'call> {
     }
 
     /// Adds `member` at `score`, or moves it there. Creates the sorted set if the key is empty.
-    /// Returns whether the set changed (added, or the score moved).
-    pub fn zadd(&mut self, score: f64, member: Arg<'_>) -> bool {
+    pub fn zadd(&mut self, score: f64, member: Arg<'_>) -> Zadded {
         let mut flags: c_int = 0;
         // SAFETY: an open write-mode key that is empty or a sorted set, a finite score.
         let status =
@@ -427,8 +461,13 @@ impl<'call> Key<'call> {
         if status != raw::REDISMODULE_OK as c_int {
             panic!("RedisModule_ZsetAdd refused score {score}");
         }
-        let changed = (raw::REDISMODULE_ZADD_ADDED | raw::REDISMODULE_ZADD_UPDATED) as c_int;
-        flags & changed != 0
+        if flags & raw::REDISMODULE_ZADD_ADDED as c_int != 0 {
+            Zadded::Added
+        } else if flags & raw::REDISMODULE_ZADD_UPDATED as c_int != 0 {
+            Zadded::Moved
+        } else {
+            Zadded::Unchanged
+        }
     }
 
     /// Removes `member`; returns whether it was there. A set emptied here is deleted by the
@@ -499,6 +538,8 @@ impl Drop for Key<'_> {
 pub trait Command {
     /// The lower-case name, as registered and as quoted in error replies.
     const NAME: &'static str;
+    /// Where its calls and errors are counted, for `INFO goblin`.
+    const STATS: &'static CommandStats;
     /// Runs the command; the `Ok` value is the integer reply.
     fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError>;
 }
@@ -526,6 +567,7 @@ pub extern "C" fn entry_point<C: Command>(
         },
         _ => &[],
     };
+    C::STATS.calls.add(1);
     let outcome = catch_unwind(AssertUnwindSafe(|| C::run(&ctx, args)));
     let reply = match outcome {
         Ok(reply) => reply,
@@ -539,6 +581,9 @@ pub extern "C" fn entry_point<C: Command>(
             Err(CommandError::Internal)
         }
     };
+    if reply.is_err() {
+        C::STATS.errors.add(1);
+    }
     // SAFETY: replying once on a live context.
     unsafe {
         match reply {
@@ -576,10 +621,167 @@ pub struct CommandSpec {
     /// Valkey); Redis 7.0 files module commands under `@module` alone.
     pub acl_categories: &'static CStr,
     pub callback: Callback,
+    pub docs: CommandDocs,
 }
 
-/// Registers the command table: first key 1, last key 1, step 1 for every command.
-pub fn register(context: &Context, commands: &[CommandSpec]) -> Status {
+/// What `COMMAND DOCS` and `COMMAND INFO` say, and what `redis-cli` shows as hints.
+pub struct CommandDocs {
+    pub summary: &'static CStr,
+    pub complexity: &'static CStr,
+    pub since: &'static CStr,
+    /// Exact argument count, the command name included; the server checks it before the call.
+    pub arity: i32,
+    /// How the one key (argument 1) is used.
+    pub key_access: KeyAccess,
+    /// Every argument after the name, the key first.
+    pub args: &'static [ArgDoc],
+}
+
+#[derive(Clone, Copy)]
+pub enum KeyAccess {
+    /// Reads the value and updates it (INCR's and ZADD's access). The server allows one of
+    /// update, insert and delete per key spec, so ZWINDOW, which can also empty its set by
+    /// eviction, declares its main access.
+    ReadUpdate,
+    /// Reads, and may delete (a release).
+    ReadDelete,
+}
+
+pub struct ArgDoc {
+    pub name: &'static CStr,
+    pub kind: ArgKind,
+}
+
+#[derive(Clone, Copy)]
+pub enum ArgKind {
+    Key,
+    String,
+    Integer,
+    Double,
+}
+
+impl KeyAccess {
+    fn flags(self) -> u64 {
+        let base = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS;
+        u64::from(match self {
+            KeyAccess::ReadUpdate => base | raw::REDISMODULE_CMD_KEY_UPDATE,
+            KeyAccess::ReadDelete => base | raw::REDISMODULE_CMD_KEY_DELETE,
+        })
+    }
+}
+
+impl ArgKind {
+    fn raw(self) -> raw::RedisModuleCommandArgType {
+        match self {
+            ArgKind::Key => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_KEY,
+            ArgKind::String => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
+            ArgKind::Integer => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
+            ArgKind::Double => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE,
+        }
+    }
+}
+
+/// The `INFO goblin` section being written.
+pub struct InfoSection {
+    ctx: *mut raw::RedisModuleInfoCtx,
+}
+
+impl InfoSection {
+    pub fn field(&mut self, name: &CStr, value: u64) {
+        // SAFETY: the info context is live for the duration of the callback.
+        unsafe {
+            api!(RedisModule_InfoAddFieldULongLong)(self.ctx, name.as_ptr(), value);
+        }
+    }
+}
+
+static INFO_REPORT: OnceLock<fn(&mut InfoSection)> = OnceLock::new();
+
+extern "C" fn info_entry_point(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
+    let Some(report) = INFO_REPORT.get() else {
+        return;
+    };
+    // SAFETY: a live info context; an empty name makes the section `goblin` itself.
+    unsafe {
+        if api!(RedisModule_InfoAddSection)(ctx, c"".as_ptr()) != raw::REDISMODULE_OK as c_int {
+            return; // this section was not asked for
+        }
+    }
+    report(&mut InfoSection { ctx });
+}
+
+/// A zeroed C struct: the terminator of the server's key-spec and argument arrays.
+fn zeroed<T>() -> T {
+    // SAFETY: only used for plain C structs of pointers and integers, where all-zero is the
+    // documented "end of array" value.
+    unsafe { std::mem::zeroed() }
+}
+
+/// Sets summary, complexity, arity, key spec and argument specs, where the server has
+/// `RedisModule_SetCommandInfo` (Redis 7.0 and later, Valkey). The server copies everything.
+fn set_docs(context: &Context, command: *mut raw::RedisModuleCommand, spec: &CommandSpec) -> bool {
+    let Some(set_info) = optional_api!(RedisModule_SetCommandInfo) else {
+        return true;
+    };
+    let docs = &spec.docs;
+    let version = raw::RedisModuleCommandInfoVersion {
+        version: 1,
+        sizeof_historyentry: std::mem::size_of::<raw::RedisModuleCommandHistoryEntry>(),
+        sizeof_keyspec: std::mem::size_of::<raw::RedisModuleCommandKeySpec>(),
+        sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
+    };
+    let mut key_spec: raw::RedisModuleCommandKeySpec = zeroed();
+    key_spec.flags = docs.key_access.flags();
+    key_spec.begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
+    key_spec.bs.index = raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 };
+    key_spec.find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+    key_spec.fk.range = raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
+        lastkey: 0,
+        keystep: 1,
+        limit: 0,
+    };
+    let mut key_specs = vec![key_spec, zeroed()];
+    let mut args: Vec<raw::RedisModuleCommandArg> = docs
+        .args
+        .iter()
+        .map(|arg| {
+            let mut raw_arg: raw::RedisModuleCommandArg = zeroed();
+            raw_arg.name = arg.name.as_ptr();
+            raw_arg.type_ = arg.kind.raw();
+            raw_arg.key_spec_index = if matches!(arg.kind, ArgKind::Key) {
+                0
+            } else {
+                -1
+            };
+            raw_arg
+        })
+        .collect();
+    args.push(zeroed());
+    let info = raw::RedisModuleCommandInfo {
+        version: &version,
+        summary: docs.summary.as_ptr(),
+        complexity: docs.complexity.as_ptr(),
+        since: docs.since.as_ptr(),
+        history: ptr::null_mut(),
+        tips: ptr::null(),
+        arity: docs.arity,
+        key_specs: key_specs.as_mut_ptr(),
+        args: args.as_mut_ptr(),
+    };
+    // SAFETY: a command handle from GetCommand and an info struct whose arrays end in zeroed
+    // entries; all of it outlives the call, and the server copies what it keeps.
+    let ok = unsafe { set_info(command, &info) } == raw::REDISMODULE_OK as c_int;
+    if !ok {
+        context.log_warning(&format!(
+            "goblin: the server refused the docs of {:?}",
+            spec.name
+        ));
+    }
+    ok
+}
+
+/// Registers the command table (one key at position 1 for every command) and `INFO goblin`.
+pub fn register(context: &Context, commands: &[CommandSpec], info: fn(&mut InfoSection)) -> Status {
     let missing: Vec<&str> = required_apis()
         .iter()
         .filter(|(_, present)| !present)
@@ -615,15 +817,17 @@ pub fn register(context: &Context, commands: &[CommandSpec]) -> Status {
                 context.log_warning(&format!("goblin: could not create {:?}", command.name));
                 return Status::Err;
             }
-            let (get_command, set_categories) = (
-                raw::RedisModule_GetCommand,
-                raw::RedisModule_SetCommandACLCategories,
-            );
-            if let (Some(get_command), Some(set_categories)) = (get_command, set_categories) {
-                let handle = get_command(ctx, command.name.as_ptr());
-                if handle.is_null()
-                    || set_categories(handle, command.acl_categories.as_ptr())
-                        != raw::REDISMODULE_OK as c_int
+            let Some(get_command) = optional_api!(RedisModule_GetCommand) else {
+                continue;
+            };
+            let handle = get_command(ctx, command.name.as_ptr());
+            if handle.is_null() {
+                context.log_warning(&format!("goblin: no handle for {:?}", command.name));
+                return Status::Err;
+            }
+            if let Some(set_categories) = optional_api!(RedisModule_SetCommandACLCategories) {
+                if set_categories(handle, command.acl_categories.as_ptr())
+                    != raw::REDISMODULE_OK as c_int
                 {
                     context.log_warning(&format!(
                         "goblin: could not set ACL categories {:?} on {:?}",
@@ -632,6 +836,14 @@ pub fn register(context: &Context, commands: &[CommandSpec]) -> Status {
                     return Status::Err;
                 }
             }
+            // Documentation is for people: a server that refuses it still gets the commands.
+            set_docs(context, handle, command);
+        }
+        let _ = INFO_REPORT.set(info);
+        if api!(RedisModule_RegisterInfoFunc)(ctx, Some(info_entry_point))
+            != raw::REDISMODULE_OK as c_int
+        {
+            context.log_warning("goblin: could not register the INFO section");
         }
     }
     Status::Ok

@@ -3,7 +3,8 @@
 
 use crate::effects;
 use crate::error::CommandError;
-use crate::server::{Arg, Command, Ctx, KeyKind};
+use crate::server::{Arg, Command, Ctx, KeyKind, Zadded};
+use crate::stats::{self, CommandStats};
 use crate::window::{self, Verdict};
 
 pub struct Zwindow;
@@ -40,6 +41,7 @@ impl<'call> ZwindowArgs<'call> {
 
 impl Command for Zwindow {
     const NAME: &'static str = "goblin.zwindow";
+    const STATS: &'static CommandStats = &stats::ZWINDOW;
 
     fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError> {
         let args = ZwindowArgs::parse(args)?;
@@ -50,10 +52,15 @@ impl Command for Zwindow {
         // Computed before the first write, so an invalid expiry leaves the key untouched.
         let expiry = window::expiry(args.window, ctx.now_ms(), Self::NAME)?;
 
-        effects::evict(ctx, &mut key, window::cutoff(args.now, args.window));
+        let evicted = effects::evict(ctx, &mut key, window::cutoff(args.now, args.window));
+        stats::EVICTED.add(evicted as u64);
         let verdict = window::decide(key.len(), args.limit, || key.score(args.member).is_some());
-        if verdict == Verdict::Grant {
-            effects::record(ctx, &mut key, args.member, args.now, expiry);
+        match verdict {
+            Verdict::Grant => match effects::record(ctx, &mut key, args.member, args.now, expiry) {
+                Zadded::Added => stats::ADMITTED.add(1),
+                Zadded::Moved | Zadded::Unchanged => stats::REFRESHED.add(1),
+            },
+            Verdict::Reject => stats::REJECTED.add(1),
         }
         Ok(verdict.reply())
     }

@@ -202,3 +202,84 @@ on_every_server! {
         }
     }
 }
+
+on_every_server! {
+    fn command_docs_describe_every_command(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for (name, args) in [
+            ("goblin.increx", vec!["key", "seconds"]),
+            ("goblin.zwindow", vec!["key", "now", "window", "limit", "member"]),
+            ("goblin.cad", vec!["key", "value"]),
+        ] {
+            let docs = c.call(&["COMMAND", "DOCS", name]);
+            let docs = docs.array();
+            assert_eq!(docs[0].text(), name);
+            let fields = docs[1].array();
+            let field = |wanted: &str| {
+                fields
+                    .chunks(2)
+                    .find(|pair| pair[0].text() == wanted)
+                    .map(|pair| pair[1].clone())
+                    .unwrap_or_else(|| panic!("{name}: COMMAND DOCS has no {wanted}: {fields:?}"))
+            };
+            assert!(field("summary").text().len() > 20, "{name}");
+            assert_eq!(field("since").text(), "0.1.0");
+            assert!(field("complexity").text().starts_with("O("), "{name}");
+            let names: Vec<String> = field("arguments")
+                .array()
+                .iter()
+                .map(|arg| {
+                    let arg = arg.array();
+                    arg.chunks(2).find(|p| p[0].text() == "name").map(|p| p[1].text()).unwrap()
+                })
+                .collect();
+            assert_eq!(names, args, "{name}");
+        }
+        assert!(!server.log().contains("refused the docs"), "{}", server.log());
+        // The arity is the server's to check now, with the same words.
+        let reply = c.call(&["GOBLIN.CAD", "k"]);
+        assert_eq!(reply, Reply::Error("ERR wrong number of arguments for 'goblin.cad' command".into()));
+    }
+}
+
+on_every_server! {
+    fn info_goblin_counts_calls_outcomes_and_errors(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let z = |c: &mut Conn, now: &str, member: &str| c.call(&["GOBLIN.ZWINDOW", "w", now, "10", "2", member]);
+        z(&mut c, "1", "a"); // admitted
+        z(&mut c, "2", "b"); // admitted
+        z(&mut c, "3", "c"); // rejected
+        z(&mut c, "4", "a"); // refreshed
+        z(&mut c, "13", "d"); // b (2) and... a moved to 4: evicts b; admitted
+        c.call(&["GOBLIN.ZWINDOW", "w", "x", "10", "2", "e"]); // error
+        c.call(&["GOBLIN.INCREX", "n", "10"]);
+        c.call(&["GOBLIN.INCREX", "w", "10"]); // WRONGTYPE
+        c.call(&["GOBLIN.CAD", "w", "a"]); // released
+        c.call(&["GOBLIN.CAD", "w", "zzz"]);
+        let info = c.call(&["INFO", "goblin"]).text();
+        let field = |name: &str| -> u64 {
+            info.lines()
+                .find_map(|l| l.strip_prefix(&format!("goblin_{name}:")))
+                .unwrap_or_else(|| panic!("no {name} in {info}"))
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        assert!(info.starts_with("# goblin"), "{info}");
+        assert_eq!(field("zwindow_calls"), 6);
+        assert_eq!(field("zwindow_errors"), 1);
+        assert_eq!(field("zwindow_admitted"), 3);
+        assert_eq!(field("zwindow_refreshed"), 1);
+        assert_eq!(field("zwindow_rejected"), 1);
+        assert_eq!(field("zwindow_evicted"), 1);
+        assert_eq!(field("increx_calls"), 2);
+        assert_eq!(field("increx_errors"), 1);
+        assert_eq!(field("cad_calls"), 2);
+        assert_eq!(field("cad_released"), 1);
+        assert_eq!(field("cad_errors"), 0);
+        // Part of INFO everything, and of INFO modules' neighbourhood.
+        assert!(c.call(&["INFO", "everything"]).text().contains("goblin_zwindow_rejected:1"));
+    }
+}
