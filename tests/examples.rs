@@ -1,0 +1,59 @@
+//! Every program in examples/ runs against a real server, so none of them rots. Each example
+//! asserts its own story (a limiter that lets the wrong number through exits non-zero).
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The example binary `cargo test` built beside this test (same profile).
+fn example(name: &str) -> PathBuf {
+    let test_binary = std::env::current_exe().expect("test binary path");
+    // target/<profile>/deps/examples-<hash> -> target/<profile>/examples/<name>
+    let profile_dir = test_binary
+        .parent()
+        .and_then(Path::parent)
+        .expect("profile dir");
+    let path = profile_dir.join("examples").join(name);
+    assert!(
+        path.exists(),
+        "{} was not built (cargo test builds examples)",
+        path.display()
+    );
+    path
+}
+
+fn run_example(name: &str, expect: &str) {
+    let server = Server::start(Flavor::Valkey91);
+    let output = Command::new(example(name))
+        .env("GOBLIN_URL", format!("redis://127.0.0.1:{}/", server.port))
+        .output()
+        .expect("run example");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{name} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains(expect), "{name} printed:\n{stdout}");
+}
+
+#[test]
+fn fixed_window_limiter() {
+    run_example("fixed_window", "5 of 8 requests allowed");
+}
+
+#[test]
+fn sliding_window_limiter() {
+    run_example("sliding_window", "retry-after was exact");
+}
+
+#[test]
+fn mutex_with_lease() {
+    run_example("mutex", "released by its holder only");
+}
+
+#[test]
+fn semaphore_survives_a_crashed_holder() {
+    run_example("semaphore", "healed itself");
+}
