@@ -129,6 +129,7 @@ pub struct Server {
 
 pub struct ServerBuilder {
     flavor: Flavor,
+    config_file: Option<PathBuf>,
     args: Vec<String>,
     with_module: bool,
     dir: Option<PathBuf>,
@@ -148,6 +149,13 @@ impl ServerBuilder {
 
     pub fn without_module(mut self) -> Self {
         self.with_module = false;
+        self
+    }
+
+    /// Starts the server on this config file (it comes first on the command line, as the
+    /// server requires; the test's own settings follow and take precedence).
+    pub fn config_file(mut self, path: &Path) -> Self {
+        self.config_file = Some(path.to_path_buf());
         self
     }
 
@@ -191,10 +199,17 @@ impl ServerBuilder {
                 free_port()
             };
             let mut cmd = Command::new(self.flavor.binary());
+            if let Some(config) = &self.config_file {
+                cmd.arg(config);
+            }
             cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--dir", dir.to_str().expect("utf-8 dir")])
-                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .args(["--daemonize", "no"])
                 .args(["--logfile", "server.log"]);
+            // Without a config file, a test server persists nothing unless the test says so.
+            if self.config_file.is_none() {
+                cmd.args(["--save", "", "--appendonly", "no"]);
+            }
             if self.with_module {
                 cmd.args(["--loadmodule", module_path().to_str().expect("utf-8 path")]);
             }
@@ -226,6 +241,7 @@ impl Server {
         ServerBuilder {
             flavor,
             args: Vec::new(),
+            config_file: None,
             with_module: true,
             dir: None,
             cluster: false,
