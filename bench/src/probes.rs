@@ -63,6 +63,8 @@ pub struct Memory {
     pub members: usize,
     pub zwindow_per_member: f64,
     pub zadd_per_member: f64,
+    /// Windows of 1,000 members: past the compact encoding's 128, in the skiplist.
+    pub zwindow_per_member_large: f64,
 }
 
 /// One counter per key: GOBLIN.INCREX against INCR + EXPIRE; and sorted sets of 100 members
@@ -115,8 +117,30 @@ pub fn memory(conn: &mut Conn, counters: usize) -> Memory {
         });
         pipelined(c, commands, 1000)
     });
+    let large = |i: usize| {
+        (
+            format!("large:{:06}", i / 1000),
+            format!("member-{i:08}"),
+            (1000 + i % 1000).to_string(),
+        )
+    };
+    let zwindow_large = bytes_per(conn, members, |c| {
+        let commands = (0..members).map(|i| {
+            let (key, member, now) = large(i);
+            vec![
+                "GOBLIN.ZWINDOW".into(),
+                key,
+                now,
+                "3600".into(),
+                "100000".into(),
+                member,
+            ]
+        });
+        pipelined(c, commands, 1000)
+    });
     conn.call(&["FLUSHALL", "SYNC"]);
     Memory {
+        zwindow_per_member_large: zwindow_large,
         counters,
         increx_per_counter: increx,
         incr_expire_per_counter: incr_expire,
