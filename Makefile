@@ -3,6 +3,7 @@
 #                 Redis 7.0, Redis 8.2 and Valkey 9.1
 #   make run      a server on 127.0.0.1:6379 with the module (SERVER=valkey91|redis82|redis70)
 #   make lint     rustfmt and clippy, warnings as errors
+#   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
 #   make bench    the benchmark (about 12 minutes): bench/results/latest.md and latest.png
 
 SERVER ?= valkey91
@@ -20,7 +21,7 @@ else
 $(error SERVER must be redis70, redis82 or valkey91)
 endif
 
-.PHONY: all deps build test unit integration lint run bench bench-smoke clean
+.PHONY: all deps build test unit integration lint run bench bench-smoke fuzz clean
 
 all: build
 
@@ -30,19 +31,30 @@ deps:
 build: deps
 	cargo build --release
 
-unit: deps
-	cargo test --release --lib
+unit:
+	cargo test --release -p goblin-core
 
 integration: build
-	cargo test --release --tests -- --test-threads $(TEST_THREADS)
+	cargo test --release --tests -p goblin -- --test-threads $(TEST_THREADS)
 
 test: build
-	cargo test --release -- --test-threads $(TEST_THREADS)
+	cargo test --release --workspace -- --test-threads $(TEST_THREADS)
 	$(MAKE) bench-smoke
 
 # The benchmark harness once, tiny, so it cannot rot; it asserts nothing about time.
 bench-smoke: build
 	cargo run --release -p goblin-bench -- --smoke --out target/bench-smoke
+
+# cargo fuzz needs nightly-only flags; RUSTC_BOOTSTRAP lets this stable toolchain take them.
+# New inputs go to fuzz/work/ (ignored); fuzz/corpus/ holds the committed seeds.
+FUZZ_SECONDS ?= 60
+fuzz:
+	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
+	for target in counter window decimal; do \
+		mkdir -p fuzz/work/$$target; \
+		RUSTC_BOOTSTRAP=1 cargo fuzz run -O $$target fuzz/work/$$target fuzz/corpus/$$target \
+			-- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	done
 
 bench: build
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)

@@ -1,19 +1,19 @@
 //! Goblin: native rate-limit and lease commands for Redis and Valkey.
 //!
 //! This file is the command table. Each command lives in its own file (`increx.rs`,
-//! `zwindow.rs`, `cad.rs`); the decisions are pure (`counter.rs`, `window.rs`); `effects.rs` turns them
-//! into writes, replication and notifications; `server.rs` owns every call into the server.
+//! `zwindow.rs`, `cad.rs`); the decisions are pure, in the `goblin-core` crate (`core/`);
+//! `effects.rs` turns them into writes, replication and notifications; `server.rs` owns every
+//! call into the server.
 
 mod cad;
-mod counter;
-mod decimal;
 mod effects;
-mod error;
 mod increx;
 mod server;
 mod stats;
-mod window;
 mod zwindow;
+
+// The pure engine, under the names the commands use.
+use goblin_core::{counter, decimal, error, window};
 
 use redis_module::{redis_module, Context, RedisString, Status};
 use server::{ArgDoc, ArgKind, CommandDocs, CommandSpec, KeyAccess};

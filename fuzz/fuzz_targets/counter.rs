@@ -1,0 +1,49 @@
+//! GOBLIN.INCREX's pure core: the stored-value parser and the counter plan, on any input.
+#![no_main]
+
+use goblin_core::counter::{parse_stored, plan, CounterTtl};
+use goblin_core::error::CommandError;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    // The parser accepts exactly the canonical decimal form of an i64, as the server's
+    // string2ll does: no sign but '-', no leading zeros, no "-0", no spaces.
+    let canonical = std::str::from_utf8(data)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .filter(|v| v.to_string().as_bytes() == data);
+    assert_eq!(parse_stored(data), canonical, "{data:?}");
+
+    if data.len() < 17 {
+        return;
+    }
+    let word = |i: usize| i64::from_le_bytes(data[i..i + 8].try_into().unwrap());
+    let (current, seconds, now) = (
+        (data[16] & 1 == 1).then(|| word(0)),
+        word(8),
+        i64::from_le_bytes([data[16], data.get(17).copied().unwrap_or(0), 0, 0, 0, 0, 0, 0]) << 20,
+    );
+    match plan(current, seconds, || now, "goblin.increx") {
+        Ok(p) => {
+            assert_eq!(Some(p.value), current.unwrap_or(0).checked_add(1));
+            match p.ttl {
+                CounterTtl::Keep => assert_ne!(p.value, 1),
+                CounterTtl::ArmAt(at) => {
+                    assert_eq!(p.value, 1);
+                    assert!(at > now);
+                    assert_eq!(Some(at), seconds.checked_mul(1000).and_then(|ms| ms.checked_add(now)));
+                }
+                CounterTtl::DeleteNow => {
+                    assert_eq!(p.value, 1);
+                    assert!(seconds <= 0);
+                }
+            }
+        }
+        Err(CommandError::IncrementOverflow) => assert_eq!(current, Some(i64::MAX)),
+        Err(CommandError::InvalidExpire(_)) => {
+            assert_eq!(current.unwrap_or(0), 0);
+            assert!(seconds.checked_mul(1000).and_then(|ms| ms.checked_add(now)).is_none());
+        }
+        Err(other) => panic!("unexpected {other:?}"),
+    }
+});
