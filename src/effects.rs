@@ -8,7 +8,7 @@
 
 use crate::counter::{CounterPlan, CounterTtl};
 use crate::decimal::Decimal;
-use crate::server::{Arg, Ctx, EventClass, Key, KeyKind, Zadded};
+use crate::server::{Arg, Ctx, EventClass, Eviction, Key, KeyKind, Zadded};
 use crate::window::WindowExpiry;
 
 /// Stores the counter chosen by `counter::plan`, with its TTL.
@@ -47,20 +47,22 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
     ctx.signal_modified(name);
 }
 
-/// Removes the members that have left the window; returns how many.
-pub fn evict(ctx: &Ctx, key: &mut Key<'_>, cutoff: f64) -> usize {
-    let evicted = key.evict_up_to(cutoff);
-    if evicted > 0 {
+/// Removes the members that have left the window, at most about `budget` of them.
+pub fn evict(ctx: &Ctx, key: &mut Key<'_>, cutoff: f64, budget: usize) -> Eviction {
+    let eviction = key.evict_up_to(cutoff, budget);
+    if eviction.count > 0 {
         let name = key.name();
         ctx.notify(EventClass::SortedSet, c"zremrangebyscore", name);
         if key.kind() == KeyKind::Empty {
             ctx.notify(EventClass::Generic, c"del", name);
         }
-        let cutoff = Decimal::score(cutoff);
-        ctx.replicate(c"ZREMRANGEBYSCORE", name, &[b"-inf", cutoff.as_bytes()]);
+        // Exactly what went: everything at or below `through` (the cutoff, unless the budget
+        // ran out first).
+        let through = Decimal::score(eviction.through);
+        ctx.replicate(c"ZREMRANGEBYSCORE", name, &[b"-inf", through.as_bytes()]);
         ctx.signal_modified(name);
     }
-    evicted
+    eviction
 }
 
 /// Records `member` at `now` (added, or its score moved) and re-arms the key's TTL.

@@ -42,7 +42,7 @@ macro_rules! optional_api {
 }
 
 /// `(name, present)` for each API the commands call.
-fn required_apis() -> [(&'static str, bool); 32] {
+fn required_apis() -> [(&'static str, bool); 35] {
     // SAFETY: reads of pointers written once at load time (see `api!`).
     unsafe {
         [
@@ -108,6 +108,18 @@ fn required_apis() -> [(&'static str, bool); 32] {
             }),
             ("ZsetRangeNext", {
                 let function = raw::RedisModule_ZsetRangeNext;
+                function.is_some()
+            }),
+            ("ZsetLastInScoreRange", {
+                let function = raw::RedisModule_ZsetLastInScoreRange;
+                function.is_some()
+            }),
+            ("ZsetRangePrev", {
+                let function = raw::RedisModule_ZsetRangePrev;
+                function.is_some()
+            }),
+            ("ZsetRangeEndReached", {
+                let function = raw::RedisModule_ZsetRangeEndReached;
                 function.is_some()
             }),
             ("ZsetRangeStop", {
@@ -481,28 +493,37 @@ impl<'call> Key<'call> {
         deleted != 0
     }
 
-    /// Removes every member scored at or below `cutoff`, lowest first, and returns how many.
+    /// Removes members scored at or below `cutoff`, lowest first: all of them, or, once
+    /// `budget` are gone, only the rest of the members tied at the last score removed (so that
+    /// "everything at or below `through`" stays exactly what was removed, for the replicas).
+    ///
     /// Walks the score index from its lowest member in chunks: one O(log n) seek per chunk of
-    /// `EVICT_CHUNK`, then a step per member, so a call costs O(log n + evicted) seeks and never
-    /// visits members inside the window. The set is only modified after the iterator stops.
-    /// A set emptied here is deleted by the server, as ZREMRANGEBYSCORE does.
-    pub fn evict_up_to(&mut self, cutoff: f64) -> usize {
+    /// `EVICT_CHUNK`, then a step per member, never visiting a member inside the window. The set
+    /// is only modified after the iterator stops. A set emptied here is deleted by the server,
+    /// as ZREMRANGEBYSCORE does.
+    pub fn evict_up_to(&mut self, cutoff: f64, budget: usize) -> Eviction {
         const EVICT_CHUNK: usize = 64;
-        let mut evicted = 0;
+        let mut eviction = Eviction {
+            count: 0,
+            through: cutoff,
+            complete: true,
+        };
+        let mut upper = cutoff;
         loop {
             let mut chunk = [ptr::null_mut::<raw::RedisModuleString>(); EVICT_CHUNK];
             let mut taken = 0;
+            let mut last_score = f64::NEG_INFINITY;
             // SAFETY: an open write-mode key; every element the iterator hands out is ours to
             // free, and the iterator is stopped before any removal.
             unsafe {
                 let key = self.raw();
-                if api!(RedisModule_ZsetFirstInScoreRange)(key, f64::NEG_INFINITY, cutoff, 0, 0)
+                if api!(RedisModule_ZsetFirstInScoreRange)(key, f64::NEG_INFINITY, upper, 0, 0)
                     != raw::REDISMODULE_OK as c_int
                 {
                     break;
                 }
                 while taken < EVICT_CHUNK {
-                    let member = api!(RedisModule_ZsetRangeCurrentElement)(key, ptr::null_mut());
+                    let member = api!(RedisModule_ZsetRangeCurrentElement)(key, &mut last_score);
                     if member.is_null() {
                         break;
                     }
@@ -518,13 +539,77 @@ impl<'call> Key<'call> {
                     api!(RedisModule_FreeString)(self.ctx.raw(), member);
                 }
             }
-            evicted += taken;
+            eviction.count += taken;
             if taken < EVICT_CHUNK {
                 break;
             }
+            if eviction.count >= budget && upper == cutoff {
+                // Out of budget: finish only the members tied at the last score removed.
+                upper = last_score;
+                eviction.through = last_score;
+            }
         }
-        evicted
+        if upper != cutoff {
+            eviction.complete = self.lowest_score().is_none_or(|lowest| lowest > cutoff);
+        }
+        eviction
     }
+
+    /// The lowest score in the set, if any.
+    fn lowest_score(&self) -> Option<f64> {
+        let mut score = 0.0;
+        // SAFETY: an open key; the element is freed at once and the iterator stopped.
+        unsafe {
+            let key = self.raw();
+            let range = f64::NEG_INFINITY;
+            if api!(RedisModule_ZsetFirstInScoreRange)(key, range, f64::INFINITY, 0, 0)
+                != raw::REDISMODULE_OK as c_int
+            {
+                return None;
+            }
+            let member = api!(RedisModule_ZsetRangeCurrentElement)(key, &mut score);
+            api!(RedisModule_ZsetRangeStop)(key);
+            if member.is_null() {
+                return None;
+            }
+            api!(RedisModule_FreeString)(self.ctx.raw(), member);
+        }
+        Some(score)
+    }
+
+    /// How many members score above `cutoff`, counting down from the highest and stopping at
+    /// `cap`: O(log n + cap). For when old members are still in the set.
+    pub fn count_above(&self, cutoff: f64, cap: usize) -> usize {
+        let mut count = 0;
+        // SAFETY: an open key; the iterator only steps (no elements are created) and is stopped.
+        unsafe {
+            let key = self.raw();
+            if cap == 0
+                || api!(RedisModule_ZsetLastInScoreRange)(key, cutoff, f64::INFINITY, 1, 0)
+                    != raw::REDISMODULE_OK as c_int
+            {
+                return 0;
+            }
+            if api!(RedisModule_ZsetRangeEndReached)(key) == 0 {
+                count = 1;
+                while count < cap && api!(RedisModule_ZsetRangePrev)(key) != 0 {
+                    count += 1;
+                }
+            }
+            api!(RedisModule_ZsetRangeStop)(key);
+        }
+        count
+    }
+}
+
+/// What `Key::evict_up_to` removed.
+#[derive(Debug, Clone, Copy)]
+pub struct Eviction {
+    pub count: usize,
+    /// Every member scored at or below this was removed (ties included).
+    pub through: f64,
+    /// Whether no member at or below the cutoff is left.
+    pub complete: bool,
 }
 
 impl Drop for Key<'_> {

@@ -52,9 +52,18 @@ impl Command for Zwindow {
         // Computed before the first write, so an invalid expiry leaves the key untouched.
         let expiry = window::expiry(args.window, ctx.now_ms(), Self::NAME)?;
 
-        let evicted = effects::evict(ctx, &mut key, window::cutoff(args.now, args.window));
-        stats::EVICTED.add(evicted as u64);
-        let verdict = window::decide(key.len(), args.limit, || key.score(args.member).is_some());
+        let cutoff = window::cutoff(args.now, args.window);
+        let eviction = effects::evict(ctx, &mut key, cutoff, window::EVICTION_BUDGET);
+        stats::EVICTED.add(eviction.count as u64);
+        // Only members inside the window count, even when old ones are still waiting to go.
+        let in_window = if eviction.complete {
+            key.len()
+        } else {
+            key.count_above(cutoff, window::count_cap(args.limit))
+        };
+        let verdict = window::decide(in_window, args.limit, || {
+            key.score(args.member).is_some_and(|score| score > cutoff)
+        });
         match verdict {
             Verdict::Grant => match effects::record(ctx, &mut key, args.member, args.now, expiry) {
                 Zadded::Added => stats::ADMITTED.add(1),

@@ -269,3 +269,60 @@ on_every_server! {
         }
     }
 }
+
+on_every_server! {
+    /// A window that idled with thousands of members in it: one call removes about a budget's
+    /// worth (1,024) and still decides on the members inside the window alone; later calls
+    /// remove the rest. A replica stays identical throughout.
+    fn a_huge_backlog_is_evicted_a_slice_per_call_with_exact_decisions(flavor: Flavor) {
+        let primary = Server::start(flavor);
+        let replica = Server::builder(flavor).without_module().start();
+        let mut c = primary.conn();
+        let mut r = replica.conn();
+        r.call(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+        assert!(wait_until(std::time::Duration::from_secs(10), || {
+            info_field(&mut r, "replication", "master_link_status") == "up"
+        }));
+        // 5,000 members that have left the window, 2 inside it.
+        let old: Vec<Vec<String>> = (0..5000)
+            .map(|i| vec!["ZADD".into(), "w".into(), i.to_string(), format!("old{i}")])
+            .collect();
+        c.pipeline(&old);
+        c.call(&["ZADD", "w", "100000", "in-a", "100001", "in-b"]);
+
+        // limit 3: one slot left for a newcomer, whatever the old members still in the set.
+        assert_eq!(zwindow(&mut c, "w", "100002", "50000", "3", "new-1"), Reply::Int(1));
+        let left = c.call(&["ZCOUNT", "w", "-inf", "50002"]).int();
+        assert_eq!(left, 5000 - 1024, "one call removes one budget's worth");
+        assert_eq!(zwindow(&mut c, "w", "100003", "50000", "3", "new-2"), Reply::Int(0));
+        // A holder refreshes; an old member coming back is a newcomer, not a holder.
+        assert_eq!(zwindow(&mut c, "w", "100004", "50000", "3", "in-a"), Reply::Int(1));
+        assert_eq!(zwindow(&mut c, "w", "100005", "50000", "3", "old4999"), Reply::Int(0));
+        assert_eq!(c.call(&["ZCOUNT", "w", "(50005", "+inf"]), Reply::Int(3));
+        for _ in 0..3 {
+            zwindow(&mut c, "w", "100006", "50000", "3", "again");
+        }
+        assert_eq!(c.call(&["ZCOUNT", "w", "-inf", "50006"]), Reply::Int(0), "the backlog is gone");
+        assert_eq!(c.call(&["WAIT", "1", "5000"]), Reply::Int(1));
+        let on_primary = c.call(&["ZRANGE", "w", "0", "-1", "WITHSCORES"]);
+        assert_eq!(r.call(&["ZRANGE", "w", "0", "-1", "WITHSCORES"]), on_primary);
+    }
+}
+
+on_every_server! {
+    /// Members tied at one score leave together, even past the budget, so that "everything at
+    /// or below this score" is exactly what a replica must remove too.
+    fn members_tied_at_the_budget_boundary_leave_together(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let old: Vec<Vec<String>> = (0..3000)
+            .map(|i| vec!["ZADD".into(), "w".into(), if i < 1000 { i.to_string() } else { "5000".into() }, format!("old{i}")])
+            .collect();
+        c.pipeline(&old);
+        c.call(&["ZADD", "w", "9000", "after-the-tie"]);
+        assert_eq!(zwindow(&mut c, "w", "100000", "10", "1", "new"), Reply::Int(1));
+        // 1,000 below the tie, then the whole tie group of 2,000 at 5000; the next score stays.
+        assert_eq!(c.call(&["ZCOUNT", "w", "-inf", "5000"]), Reply::Int(0));
+        assert_eq!(c.call(&["ZSCORE", "w", "after-the-tie"]), Reply::Bulk(b"9000".to_vec()));
+    }
+}
