@@ -178,25 +178,45 @@ on_every_server! {
             let nodes: Vec<String> = cluster.primaries.iter().map(|s| format!("redis://127.0.0.1:{}/", s.port)).collect();
             std::thread::spawn(move || {
                 let mut con = ClusterClient::builder(nodes).retries(50).build().unwrap().get_connection().unwrap();
-                let mut calls = 0;
+                // A client may see a transient error while the slot changes hands (the cluster
+                // client retries redirections, not every race); what must hold is that calls
+                // succeed again at once and that the state afterwards is right.
+                let (mut calls, mut transient) = (0, Vec::new());
+                let mut failing_since: Option<std::time::Instant> = None;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    let n: i64 = redis::cmd("GOBLIN.INCREX").arg(format!("busy:{}", calls % 50)).arg(1000).query(&mut con).expect("INCREX during failover");
-                    assert!(n >= 1);
-                    calls += 1;
+                    let reply: redis::RedisResult<i64> =
+                        redis::cmd("GOBLIN.INCREX").arg(format!("busy:{}", calls % 50)).arg(1000).query(&mut con);
+                    match reply {
+                        Ok(n) => {
+                            assert!(n >= 1);
+                            calls += 1;
+                            failing_since = None;
+                        }
+                        Err(e) => {
+                            transient.push(e.to_string());
+                            let since = *failing_since.get_or_insert_with(std::time::Instant::now);
+                            assert!(since.elapsed() < Duration::from_secs(5), "INCREX keeps failing: {transient:?}");
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                    }
                 }
-                calls
+                (calls, transient)
             })
         };
         std::thread::sleep(Duration::from_millis(200));
         assert_eq!(replica.call(&["CLUSTER", "FAILOVER"]), Reply::Status("OK".into()));
         assert!(
             wait_until(Duration::from_secs(20), || info_field(&mut replica, "replication", "role") == "master"),
-            "the replica was not promoted"
+            "the replica was not promoted; its log:\n{}",
+            cluster.replicas[0].log()
         );
         std::thread::sleep(Duration::from_millis(500));
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let calls = worker.join().expect("workload thread");
+        let (calls, transient) = worker.join().expect("workload thread");
         assert!(calls > 0);
+        if !transient.is_empty() {
+            eprintln!("{flavor:?}: {} transient client errors during the failover: {:?}", transient.len(), transient.first());
+        }
 
         // Every counter and lock continues from the replicated state, on whichever node now
         // owns it: the counter counts on, the lock is still held, the TTL was not re-armed.

@@ -32,6 +32,7 @@ pub struct Config {
     pub evictions: Vec<usize>,
     pub eviction_base: usize,
     pub eviction_rounds: usize,
+    pub backlog: usize,
 }
 
 impl Config {
@@ -74,6 +75,7 @@ impl Config {
                 evictions: vec![0, 1, 10],
                 eviction_base: 100,
                 eviction_rounds: 5,
+                backlog: 10_000,
             }
         } else {
             Config {
@@ -90,6 +92,7 @@ impl Config {
                 evictions: vec![0, 1, 10, 100, 1000],
                 eviction_base: 10_000,
                 eviction_rounds: 200,
+                backlog: 1_000_000,
             }
         }
     }
@@ -104,6 +107,7 @@ pub struct ServerResults {
     pub by_size: Vec<(usize, f64)>,
     pub by_evicted: Vec<probes::Eviction>,
     pub memory: probes::Memory,
+    pub backlog: probes::Backlog,
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -185,6 +189,12 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
         config.eviction_rounds,
     );
     eprintln!(
+        "  {}: a backlog of {} members",
+        flavor.label(),
+        config.backlog
+    );
+    let backlog = probes::backlog(&mut conn, config.backlog);
+    eprintln!(
         "  {}: memory of {} counters",
         flavor.label(),
         config.counters
@@ -197,6 +207,7 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
         by_size,
         by_evicted,
         memory,
+        backlog,
     }
 }
 

@@ -242,3 +242,68 @@ pub fn per_call_by_evicted(
         })
         .collect()
 }
+
+#[derive(Debug, Clone, Copy)]
+pub struct Backlog {
+    pub members: usize,
+    pub evicted: usize,
+    /// ZREMRANGEBYSCORE removing the whole backlog in one call.
+    pub zrem_blocked_us: f64,
+    /// GOBLIN.ZWINDOW calls until the backlog is gone, the longest of them, and the total.
+    pub zwindow_calls: usize,
+    pub zwindow_max_us: f64,
+    pub zwindow_total_us: f64,
+}
+
+/// A window that idled with `members` in it, 90% of which have left it: the server time to
+/// remove them with ZREMRANGEBYSCORE (one call) and with GOBLIN.ZWINDOW (a slice per call).
+pub fn backlog(conn: &mut Conn, members: usize) -> Backlog {
+    let evicted = members / 10 * 9;
+    let fill = |conn: &mut Conn| {
+        conn.call(&["FLUSHALL", "SYNC"]);
+        let commands = (0..members).map(|i| {
+            vec![
+                "ZADD".into(),
+                "big".into(),
+                i.to_string(),
+                format!("member-{i:08}"),
+            ]
+        });
+        pipelined(conn, commands, 1000);
+    };
+    let (now, window) = ((evicted + 1_000_000).to_string(), "1000001".to_string());
+    fill(conn);
+    conn.call(&["CONFIG", "RESETSTAT"]);
+    conn.call(&[
+        "ZREMRANGEBYSCORE",
+        "big",
+        "-inf",
+        &(evicted - 1).to_string(),
+    ]);
+    let zrem_blocked_us = usec_per_call(conn, "zremrangebyscore");
+
+    fill(conn);
+    let (mut calls, mut max_us, mut total_us) = (0, 0.0f64, 0.0);
+    while conn
+        .call(&["ZCOUNT", "big", "-inf", &(evicted - 1).to_string()])
+        .int()
+        > 0
+    {
+        conn.call(&["CONFIG", "RESETSTAT"]);
+        let reply = conn.call(&["GOBLIN.ZWINDOW", "big", &now, &window, "100", "probe"]);
+        assert!(!reply.is_error(), "{reply:?}");
+        let us = usec_per_call(conn, "goblin.zwindow");
+        calls += 1;
+        max_us = max_us.max(us);
+        total_us += us;
+    }
+    conn.call(&["FLUSHALL", "SYNC"]);
+    Backlog {
+        members,
+        evicted,
+        zrem_blocked_us,
+        zwindow_calls: calls,
+        zwindow_max_us: max_us,
+        zwindow_total_us: total_us,
+    }
+}

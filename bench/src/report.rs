@@ -245,6 +245,54 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
         let _ = writeln!(md, "| {evicted} | {} |", cells.join(" | "));
     }
 
+    let _ = writeln!(
+        md,
+        "\n## A backlog: a window that idled with 90% of its members out of it\n"
+    );
+    let _ = writeln!(
+        md,
+        "| | {} |",
+        results
+            .iter()
+            .map(|r| r.flavor.label())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
+    let backlog_rows: [MemoryRow; 6] = [
+        ("members / evicted", |r| {
+            format!("{} / {}", r.backlog.members, r.backlog.evicted)
+        }),
+        ("ZREMRANGEBYSCORE: server blocked (ms)", |r| {
+            format!("{:.1}", r.backlog.zrem_blocked_us / 1000.0)
+        }),
+        ("ZREMRANGEBYSCORE: us per member", |r| {
+            format!(
+                "{:.3}",
+                r.backlog.zrem_blocked_us / r.backlog.evicted as f64
+            )
+        }),
+        ("GOBLIN.ZWINDOW: calls to drain it (limit 100)", |r| {
+            r.backlog.zwindow_calls.to_string()
+        }),
+        ("GOBLIN.ZWINDOW: longest call (ms)", |r| {
+            format!("{:.2}", r.backlog.zwindow_max_us / 1000.0)
+        }),
+        ("GOBLIN.ZWINDOW: us per member, all calls", |r| {
+            format!(
+                "{:.3}",
+                r.backlog.zwindow_total_us / r.backlog.evicted as f64
+            )
+        }),
+    ];
+    for (name, cell) in backlog_rows {
+        let _ = writeln!(
+            md,
+            "| {name} | {} |",
+            results.iter().map(cell).collect::<Vec<_>>().join(" | ")
+        );
+    }
+
     let _ = writeln!(md, "\n## Memory\n");
     let _ = writeln!(
         md,
