@@ -4,6 +4,7 @@ use crate::load::{Workload, COUNTER_GROUP, WINDOW_GROUP};
 use crate::{Config, ServerResults};
 use goblin_testkit::Flavor;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::fmt::Write;
 use std::path::Path;
 use std::time::Duration;
@@ -388,29 +389,28 @@ pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
             ("sans-serif", 22),
         )
         .margin(12)
-        .x_label_area_size(110)
+        .x_label_area_size(10)
         .y_label_area_size(50)
-        .build_cartesian_2d(0f64..compared.len() as f64, 0f64..top * 1.1)
+        // Room below zero for the group labels, drawn as text at each group's centre.
+        .build_cartesian_2d(0f64..compared.len() as f64, -0.12 * top..top * 1.1)
         .expect("chart");
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(compared.len())
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            compared
-                .get(i)
-                .map(|w| short(*w).to_string())
-                .unwrap_or_default()
-        })
-        .x_label_style(
-            ("sans-serif", 13)
-                .into_font()
-                .transform(FontTransform::Rotate90),
-        )
+        .x_labels(0)
         .y_desc("ratio (1.0 = INCR or ZADD)")
         .draw()
         .expect("mesh");
+    let centered = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    for (i, workload) in compared.iter().enumerate() {
+        let (first, second) = short(*workload);
+        for (line, text) in [first, second].into_iter().enumerate() {
+            let y = -0.015 * top - line as f64 * 0.05 * top;
+            chart
+                .draw_series(std::iter::once(Text::new(text, (i as f64 + 0.5, y), centered.clone())))
+                .expect("label");
+        }
+    }
     let width = 0.8 / results.len() as f64;
     for (s, r) in results.iter().enumerate() {
         let bars = compared.iter().enumerate().map(|(i, w)| {
@@ -558,15 +558,16 @@ pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
     root.present().expect("write png");
 }
 
-fn short(workload: Workload) -> &'static str {
+/// A two-line label for a bar group.
+fn short(workload: Workload) -> (&'static str, &'static str) {
     match workload {
-        Workload::Increx => "INCREX",
-        Workload::IncrexEvalsha => "INCREX Lua EVALSHA",
-        Workload::IncrexFcall => "INCREX Lua FCALL",
-        Workload::MultiIncrExpireNx => "MULTI INCR EXPIRE",
-        Workload::Zwindow => "ZWINDOW",
-        Workload::ZwindowEvalsha => "ZWINDOW Lua EVALSHA",
-        Workload::ZwindowFcall => "ZWINDOW Lua FCALL",
-        other => other.label(),
+        Workload::Increx => ("INCREX", ""),
+        Workload::IncrexEvalsha => ("INCREX Lua", "EVALSHA"),
+        Workload::IncrexFcall => ("INCREX Lua", "FCALL"),
+        Workload::MultiIncrExpireNx => ("MULTI INCR", "EXPIRE NX"),
+        Workload::Zwindow => ("ZWINDOW", ""),
+        Workload::ZwindowEvalsha => ("ZWINDOW Lua", "EVALSHA"),
+        Workload::ZwindowFcall => ("ZWINDOW Lua", "FCALL"),
+        other => (other.label(), ""),
     }
 }
