@@ -142,27 +142,15 @@ on_every_server! {
         let replica = Server::builder(flavor).without_module().start();
         let mut p = primary.conn();
         let mut r = replica.conn();
-        r.call(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
-        assert!(wait_until(std::time::Duration::from_secs(10), || {
-            info_field(&mut r, "replication", "master_link_status") == "up"
-        }));
+        replica.follow(&primary);
         p.call(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
-        let mut sub = primary.conn();
-        sub.call(&["PSUBSCRIBE", "__keyevent@0__:*"]);
-        p.call(&["SET", "lock", "t"]);
-        p.call(&["ZADD", "sem", "1", "a", "2", "b"]);
-        assert_eq!(cad(&mut p, "lock", "t"), Reply::Int(1));
-        assert_eq!(cad(&mut p, "sem", "a"), Reply::Int(1));
-        assert_eq!(cad(&mut p, "sem", "b"), Reply::Int(1));
-        p.call(&["SET", "sentinel", "x"]);
-        let mut events = Vec::new();
-        loop {
-            let message = sub.read().expect("pmessage").texts();
-            if message[3] == "sentinel" {
-                break;
-            }
-            events.push(format!("{} {}", message[2].trim_start_matches("__keyevent@0__:"), message[3]));
-        }
+        let events = keyspace_events(&primary, &mut p, |p| {
+            p.call(&["SET", "lock", "t"]);
+            p.call(&["ZADD", "sem", "1", "a", "2", "b"]);
+            assert_eq!(cad(p, "lock", "t"), Reply::Int(1));
+            assert_eq!(cad(p, "sem", "a"), Reply::Int(1));
+            assert_eq!(cad(p, "sem", "b"), Reply::Int(1));
+        });
         assert_eq!(events, ["set lock", "zadd sem", "del lock", "zrem sem", "zrem sem", "del sem"]);
         assert_eq!(p.call(&["WAIT", "1", "5000"]), Reply::Int(1));
         assert_eq!(r.call(&["DBSIZE"]), Reply::Int(1), "only the sentinel is left on the replica");

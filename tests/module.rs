@@ -134,24 +134,6 @@ on_every_server! {
     }
 }
 
-/// Runs `args` and returns the keyspace events it fired, in order.
-fn events_of(server: &Server, c: &mut Conn, args: &[&str]) -> Vec<String> {
-    let mut sub = server.conn();
-    sub.call(&["PSUBSCRIBE", "__keyevent@0__:*"]);
-    c.call(args);
-    c.call(&["SET", "sentinel", "x"]);
-    let mut events = Vec::new();
-    loop {
-        let message = sub.read().expect("pmessage").texts();
-        if message[3] == "sentinel" {
-            break;
-        }
-        let event = message[2].trim_start_matches("__keyevent@0__:").to_string();
-        events.push(format!("{event} {}", message[3]));
-    }
-    events
-}
-
 on_every_server! {
     fn keyspace_notifications_follow_the_lua_idiom(flavor: Flavor) {
         let server = Server::start(flavor);
@@ -173,7 +155,7 @@ on_every_server! {
             (vec!["GOBLIN.ZWINDOW", "w", "200", "0", "1", "c"], vec!["zadd w", "del w"]),
         ];
         for (args, expected) in cases {
-            assert_eq!(events_of(&server, &mut c, &args), expected, "{args:?}");
+            assert_eq!(keyspace_events(&server, &mut c, |c| { c.call(&args); }), expected, "{args:?}");
         }
     }
 }

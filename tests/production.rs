@@ -176,17 +176,6 @@ on_every_server! {
     }
 }
 
-fn aof_args() -> [&'static str; 6] {
-    [
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--aof-use-rdb-preamble",
-        "no",
-    ]
-}
-
 /// What a client was told: admitted lease members with their `now`, and counter values with
 /// the expiry observed after the first hit.
 struct Acknowledged {
@@ -281,13 +270,13 @@ fn assert_nothing_acknowledged_was_lost(c: &mut Conn, ack: &Acknowledged) {
 on_every_server! {
     fn kill_9_loses_no_acknowledged_write(flavor: Flavor) {
         let dir = TempDir::new("crash");
-        let mut server = Server::builder(flavor).dir(&dir.0).args(aof_args()).start();
+        let mut server = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).start();
         let port = server.port;
         let workload = std::thread::spawn(move || acknowledged_workload(port, 1_000_000, false));
         std::thread::sleep(Duration::from_millis(700));
         server.kill();
         let ack = workload.join().unwrap();
-        let restarted = Server::builder(flavor).dir(&dir.0).args(aof_args()).start();
+        let restarted = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).start();
         assert_nothing_acknowledged_was_lost(&mut restarted.conn(), &ack);
     }
 }
@@ -297,10 +286,7 @@ on_every_server! {
         let mut primary = Server::start(flavor);
         let replica = Server::start(flavor);
         let mut r = replica.conn();
-        r.call(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
-        assert!(wait_until(Duration::from_secs(10), || {
-            info_field(&mut r, "replication", "master_link_status") == "up"
-        }));
+        replica.follow(&primary);
         let port = primary.port;
         let workload = std::thread::spawn(move || acknowledged_workload(port, 1_000_000, true));
         std::thread::sleep(Duration::from_millis(700));

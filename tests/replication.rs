@@ -53,15 +53,6 @@ fn dataset(c: &mut Conn) -> Vec<(String, (String, Reply, i64))> {
         .collect()
 }
 
-fn wait_for_link(replica: &mut Conn) {
-    assert!(
-        wait_until(Duration::from_secs(10), || {
-            info_field(replica, "replication", "master_link_status") == "up"
-        }),
-        "replica never connected"
-    );
-}
-
 on_every_server! {
     fn a_replica_without_the_module_ends_identical(flavor: Flavor) {
         let primary = Server::start(flavor);
@@ -70,8 +61,7 @@ on_every_server! {
         let replica = Server::builder(flavor).without_module().start();
         let mut p = primary.conn();
         let mut r = replica.conn();
-        r.call(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
-        wait_for_link(&mut r);
+        replica.follow(&primary);
 
         workload(&mut p, 7, 3000);
         assert_eq!(p.call(&["WAIT", "1", "10000"]), Reply::Int(1));
@@ -104,14 +94,7 @@ fn aof_text(dir: &Path) -> String {
 }
 
 fn aof_server(flavor: Flavor, dir: &Path) -> ServerBuilder {
-    Server::builder(flavor).dir(dir).args([
-        "--appendonly",
-        "yes",
-        "--appendfsync",
-        "always",
-        "--aof-use-rdb-preamble",
-        "no",
-    ])
+    Server::builder(flavor).dir(dir).args(AOF_ALWAYS)
 }
 
 on_every_server! {

@@ -279,10 +279,7 @@ on_every_server! {
         let replica = Server::builder(flavor).without_module().start();
         let mut c = primary.conn();
         let mut r = replica.conn();
-        r.call(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
-        assert!(wait_until(std::time::Duration::from_secs(10), || {
-            info_field(&mut r, "replication", "master_link_status") == "up"
-        }));
+        replica.follow(&primary);
         // 5,000 members that have left the window, 2 inside it.
         let old: Vec<Vec<String>> = (0..5000)
             .map(|i| vec!["ZADD".into(), "w".into(), i.to_string(), format!("old{i}")])

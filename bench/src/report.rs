@@ -93,16 +93,12 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
     }
 
     let _ = writeln!(md, "\n## Targets (pipelined, depth 16)\n");
-    let _ = writeln!(
-        md,
-        "| target | {} |",
-        results
-            .iter()
-            .map(|r| r.flavor.label())
-            .collect::<Vec<_>>()
-            .join(" | ")
+    table_head(
+        &mut md,
+        "target",
+        results.iter().map(|r| r.flavor.label()),
+        1,
     );
-    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
     let targets: [Target; 6] = [
         (
             "GOBLIN.INCREX >= 0.9x INCR",
@@ -170,16 +166,14 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
             },
             config.conns
         );
-        let _ = writeln!(
-            md,
-            "| command | {} |",
+        table_head(
+            &mut md,
+            "command",
             results
                 .iter()
-                .map(|r| format!("{} ops/s (ratio) p50/p99 us", r.flavor.label()))
-                .collect::<Vec<_>>()
-                .join(" | ")
+                .map(|r| format!("{} ops/s (ratio) p50/p99 us", r.flavor.label())),
+            1,
         );
-        let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
         for workload in COUNTER_GROUP.iter().chain(&WINDOW_GROUP) {
             let cells: Vec<String> = results
                 .iter()
@@ -200,16 +194,12 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
 
     let _ = writeln!(md, "\n## Server time per GOBLIN.ZWINDOW call (`usec_per_call`) against members in the window\n");
     let _ = writeln!(md, "Each call evicts one member and admits one.\n");
-    let _ = writeln!(
-        md,
-        "| members | {} |",
-        results
-            .iter()
-            .map(|r| r.flavor.label())
-            .collect::<Vec<_>>()
-            .join(" | ")
+    table_head(
+        &mut md,
+        "members",
+        results.iter().map(|r| r.flavor.label()),
+        1,
     );
-    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
     for (i, &size) in config.sizes.iter().enumerate() {
         let cells: Vec<String> = results
             .iter()
@@ -223,16 +213,14 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
         "\n## Server time per call against members evicted per call ({} members stay in the window)\n",
         config.eviction_base
     );
-    let _ = writeln!(
-        md,
-        "| evicted | {} |",
+    table_head(
+        &mut md,
+        "evicted",
         results
             .iter()
-            .map(|r| format!("{0} ZWINDOW us | {0} ZREMRANGEBYSCORE us", r.flavor.label()))
-            .collect::<Vec<_>>()
-            .join(" | ")
+            .map(|r| format!("{0} ZWINDOW us | {0} ZREMRANGEBYSCORE us", r.flavor.label())),
+        2,
     );
-    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len() * 2));
     for (i, &evicted) in config.evictions.iter().enumerate() {
         let cells: Vec<String> = results
             .iter()
@@ -250,16 +238,7 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
         md,
         "\n## A backlog: a window that idled with 90% of its members out of it\n"
     );
-    let _ = writeln!(
-        md,
-        "| | {} |",
-        results
-            .iter()
-            .map(|r| r.flavor.label())
-            .collect::<Vec<_>>()
-            .join(" | ")
-    );
-    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
+    table_head(&mut md, "", results.iter().map(|r| r.flavor.label()), 1);
     let backlog_rows: [MemoryRow; 6] = [
         ("members / evicted", |r| {
             format!("{} / {}", r.backlog.members, r.backlog.evicted)
@@ -287,24 +266,16 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
         }),
     ];
     for (name, cell) in backlog_rows {
-        let _ = writeln!(
-            md,
-            "| {name} | {} |",
-            results.iter().map(cell).collect::<Vec<_>>().join(" | ")
-        );
+        table_row(&mut md, name, results.iter().map(cell));
     }
 
     let _ = writeln!(md, "\n## Memory\n");
-    let _ = writeln!(
-        md,
-        "| bytes | {} |",
-        results
-            .iter()
-            .map(|r| r.flavor.label())
-            .collect::<Vec<_>>()
-            .join(" | ")
+    table_head(
+        &mut md,
+        "bytes",
+        results.iter().map(|r| r.flavor.label()),
+        1,
     );
-    let _ = writeln!(md, "|---|{}", "---|".repeat(results.len()));
     let rows: [MemoryRow; 5] = [
         ("per counter, GOBLIN.INCREX", |r| {
             format!("{:.1}", r.memory.increx_per_counter)
@@ -331,11 +302,7 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
         }),
     ];
     for (name, cell) in rows {
-        let _ = writeln!(
-            md,
-            "| {name} | {} |",
-            results.iter().map(cell).collect::<Vec<_>>().join(" | ")
-        );
+        table_row(&mut md, name, results.iter().map(cell));
     }
     if let Some(r) = results.first() {
         let _ = writeln!(
@@ -401,13 +368,18 @@ pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
         .y_desc("ratio (1.0 = INCR or ZADD)")
         .draw()
         .expect("mesh");
-    let centered = TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    let centered =
+        TextStyle::from(("sans-serif", 14).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
     for (i, workload) in compared.iter().enumerate() {
         let (first, second) = short(*workload);
         for (line, text) in [first, second].into_iter().enumerate() {
             let y = -0.015 * top - line as f64 * 0.05 * top;
             chart
-                .draw_series(std::iter::once(Text::new(text, (i as f64 + 0.5, y), centered.clone())))
+                .draw_series(std::iter::once(Text::new(
+                    text,
+                    (i as f64 + 0.5, y),
+                    centered.clone(),
+                )))
                 .expect("label");
         }
     }
@@ -570,4 +542,23 @@ fn short(workload: Workload) -> (&'static str, &'static str) {
         Workload::ZwindowFcall => ("ZWINDOW Lua", "FCALL"),
         other => (other.label(), ""),
     }
+}
+
+/// A markdown table's header row and separator: `first`, then one column per label, each
+/// label spanning `per_label` columns.
+fn table_head<L: std::fmt::Display>(
+    md: &mut String,
+    first: &str,
+    labels: impl Iterator<Item = L>,
+    per_label: usize,
+) {
+    let labels: Vec<String> = labels.map(|l| l.to_string()).collect();
+    let _ = writeln!(md, "| {first} | {} |", labels.join(" | "));
+    let _ = writeln!(md, "|---|{}", "---|".repeat(labels.len() * per_label));
+}
+
+/// A markdown table row: `first`, then the cells.
+fn table_row(md: &mut String, first: &str, cells: impl Iterator<Item = String>) {
+    let cells: Vec<String> = cells.collect();
+    let _ = writeln!(md, "| {first} | {} |", cells.join(" | "));
 }

@@ -280,6 +280,20 @@ impl Server {
         false
     }
 
+    /// Makes this server a replica of `primary` and waits until the link is up.
+    pub fn follow(&self, primary: &Server) {
+        let mut c = self.conn();
+        c.call(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                info_field(&mut c, "replication", "master_link_status") == "up"
+            }),
+            "{:?} on port {} never synced with its primary",
+            self.flavor,
+            self.port
+        );
+    }
+
     pub fn conn(&self) -> Conn {
         Conn::connect(self.port).expect("connect to server")
     }
@@ -379,6 +393,17 @@ impl Rng {
         &items[self.below(items.len() as u64) as usize]
     }
 }
+
+/// Every write in the AOF, fsynced before the reply, and no RDB preamble, so the file holds
+/// the replicated commands themselves.
+pub const AOF_ALWAYS: [&str; 6] = [
+    "--appendonly",
+    "yes",
+    "--appendfsync",
+    "always",
+    "--aof-use-rdb-preamble",
+    "no",
+];
 
 /// The seed's INCREX idiom, verbatim.
 pub const INCREX_LUA: &str = r#"local current = redis.call("incr", KEYS[1])

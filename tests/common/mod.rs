@@ -67,3 +67,26 @@ macro_rules! on_every_server {
         }
     };
 }
+
+/// Runs `calls` on `c` and returns the keyspace events they fired on `server`, in order, as
+/// "event key" (notifications must already be enabled). A final `SET sentinel` marks the end.
+pub fn keyspace_events(
+    server: &Server,
+    c: &mut Conn,
+    calls: impl FnOnce(&mut Conn),
+) -> Vec<String> {
+    let mut sub = server.conn();
+    sub.call(&["PSUBSCRIBE", "__keyevent@0__:*"]);
+    calls(c);
+    c.call(&["SET", "sentinel", "x"]);
+    let mut events = Vec::new();
+    loop {
+        let message = sub.read().expect("pmessage").texts();
+        if message[3] == "sentinel" {
+            break;
+        }
+        let event = message[2].trim_start_matches("__keyevent@0__:");
+        events.push(format!("{event} {}", message[3]));
+    }
+    events
+}
