@@ -37,6 +37,19 @@ fn the_image_config_loads_goblin_on_valkey_9() {
         image.starts_with("valkey/valkey:9.") && image.chars().filter(|c| *c == '.').count() >= 2,
         "the runtime image must be a pinned Valkey 9.x tag, not {image}"
     );
+    // The build stage copies every workspace member, or cargo cannot even read the workspace.
+    let manifest = repo_file("Cargo.toml");
+    let members = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("members = "))
+        .expect("a workspace members line");
+    for member in members.trim_matches(|c| c == '[' || c == ']').split(',') {
+        let member = member.trim().trim_matches('"');
+        assert!(
+            dockerfile.lines().any(|l| l.starts_with(&format!("COPY {member} "))),
+            "the Dockerfile does not copy workspace member {member}"
+        );
+    }
     let module_in_image = copy_destination(&dockerfile, "libgoblin.so");
     let config_in_image = copy_destination(&dockerfile, "goblin.conf");
     let cmd = dockerfile
