@@ -66,6 +66,14 @@ PY
     chmod +x "$DIR/$target"
 done
 
+# redis-py, pinned, in a virtualenv of our own: the README's Python snippet is run by the tests.
+if [ ! -x "$DIR/venv/bin/python" ] || ! "$DIR/venv/bin/python" -c "import redis" 2>/dev/null; then
+    echo "servers.sh: installing redis-py 6.4.0 into $DIR/venv"
+    python3 -m venv "$DIR/venv"
+    printf 'redis==6.4.0 --hash=sha256:f0544fa9604264e9464cdf4814e7d4830f74b165d52f2a330a760a88dd248b7f\n' > "$DIR/venv/requirements.txt"
+    "$DIR/venv/bin/python" -m pip install --quiet --no-deps --require-hashes -r "$DIR/venv/requirements.txt"
+fi
+
 for server in "$(command -v redis-server)" "$DIR/redis82/redis-server" "$DIR/valkey91/valkey-server"; do
     echo "servers.sh: $("$server" --version | cut -d' ' -f1-3) at $server"
 done

@@ -46,7 +46,9 @@ fn the_image_config_loads_goblin_on_valkey_9() {
     for member in members.trim_matches(|c| c == '[' || c == ']').split(',') {
         let member = member.trim().trim_matches('"');
         assert!(
-            dockerfile.lines().any(|l| l.starts_with(&format!("COPY {member} "))),
+            dockerfile
+                .lines()
+                .any(|l| l.starts_with(&format!("COPY {member} "))),
             "the Dockerfile does not copy workspace member {member}"
         );
     }

@@ -57,3 +57,56 @@ fn mutex_with_lease() {
 fn semaphore_survives_a_crashed_holder() {
     run_example("semaphore", "healed itself");
 }
+
+/// The README's redis-py snippet, run as written (only the port is the test server's), with
+/// the pinned redis-py that scripts/servers.sh installs into .servers/venv.
+#[test]
+fn the_readme_python_snippet_runs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let python = root.join(".servers/venv/bin/python");
+    assert!(
+        python.exists(),
+        "no {} (run `make test`, which runs scripts/servers.sh)",
+        python.display()
+    );
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let after = readme
+        .split("From Python, with redis-py")
+        .nth(1)
+        .expect("the Python section");
+    let snippet = after
+        .split("```python\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a python code block");
+    let server = Server::start(Flavor::Valkey91);
+    assert!(
+        snippet.contains("redis.Redis()"),
+        "the snippet connects with redis.Redis()"
+    );
+    let script = snippet.replace(
+        "redis.Redis()",
+        &format!("redis.Redis(port={})", server.port),
+    ) + "\nprint('admitted', admitted)\n";
+    let output = Command::new(&python)
+        .arg("-c")
+        .arg(&script)
+        .output()
+        .expect("run python");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(stdout.contains("admitted 1"), "{stdout}");
+    let mut c = server.conn();
+    assert_eq!(c.call(&["GET", "rate:user42"]), Reply::Bulk(b"1".to_vec()));
+    assert_eq!(c.call(&["TTL", "rate:user42"]), Reply::Int(60));
+    assert_eq!(c.call(&["ZCARD", "rl:user42"]), Reply::Int(1));
+    assert_eq!(
+        c.call(&["EXISTS", "lock:job7"]),
+        Reply::Int(0),
+        "the lock was released"
+    );
+}
