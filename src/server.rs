@@ -66,8 +66,8 @@ fn required_apis() -> [(&'static str, bool); 35] {
                 let function = raw::RedisModule_ValueLength;
                 function.is_some()
             }),
-            ("DeleteKey", {
-                let function = raw::RedisModule_DeleteKey;
+            ("UnlinkKey", {
+                let function = raw::RedisModule_UnlinkKey;
                 function.is_some()
             }),
             ("StringDMA", {
@@ -279,7 +279,12 @@ impl Ctx {
     pub fn replicate(&self, command: &CStr, key: Arg<'_>, args: &[&[u8]]) {
         let replicate = api!(RedisModule_Replicate);
         let (ctx, cmd, key) = (self.raw(), command.as_ptr(), key.raw());
-        let b = |i: usize| (args[i].as_ptr().cast::<c_char>(), args[i].len());
+        // An empty slice's pointer is dangling; the server reads 0 bytes from it, but hand it a
+        // real one anyway.
+        let b = |i: usize| match args[i] {
+            [] => (c"".as_ptr(), 0),
+            bytes => (bytes.as_ptr().cast::<c_char>(), bytes.len()),
+        };
         // SAFETY: "s" takes a live RedisModuleString; each "b" a (pointer, length) pair that
         // lives across the call. The server copies or retains everything before returning.
         let status = unsafe {
@@ -447,11 +452,13 @@ impl<'call> Key<'call> {
         }
     }
 
-    /// Deletes the key; the handle then reads as empty.
+    /// Deletes the key; the handle then reads as empty. Unlinked: a large value (a window
+    /// deleted by `window <= 0`) is freed in the background where the server can, instead of
+    /// blocking this call.
     pub fn delete(&mut self) {
         // SAFETY: an open write-mode key.
         unsafe {
-            api!(RedisModule_DeleteKey)(self.raw());
+            api!(RedisModule_UnlinkKey)(self.raw());
         }
     }
 
@@ -865,6 +872,57 @@ fn set_docs(context: &Context, command: *mut raw::RedisModuleCommand, spec: &Com
     ok
 }
 
+/// Whether the server knows each of `names` as a command. Replication names its effects by
+/// command; under `rename-command` an effect would be written locally and then fail to
+/// propagate, so the module refuses to load instead. Load time only: `COMMAND INFO` through
+/// `RedisModule_Call` never runs in a command path.
+fn missing_commands(ctx: *mut raw::RedisModuleCtx, names: &[&'static CStr]) -> Vec<&'static CStr> {
+    let (Some(call), Some(reply_type), Some(element), Some(free)) = (
+        optional_api!(RedisModule_Call),
+        optional_api!(RedisModule_CallReplyType),
+        optional_api!(RedisModule_CallReplyArrayElement),
+        optional_api!(RedisModule_FreeCallReply),
+    ) else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .copied()
+        .filter(|name| {
+            // SAFETY: a load-time context; the reply is freed once, its element not separately
+            // (elements belong to the reply).
+            unsafe {
+                let reply = call(
+                    ctx,
+                    c"COMMAND".as_ptr(),
+                    c"cc".as_ptr(),
+                    c"INFO".as_ptr(),
+                    name.as_ptr(),
+                );
+                if reply.is_null() {
+                    return false; // COMMAND itself unavailable: cannot tell, do not refuse
+                }
+                let first = element(reply, 0);
+                let missing =
+                    first.is_null() || reply_type(first) == raw::REDISMODULE_REPLY_NULL as c_int;
+                free(reply);
+                missing
+            }
+        })
+        .collect()
+}
+
+/// The core commands Goblin's effects are replicated as.
+const EFFECT_COMMANDS: [&CStr; 7] = [
+    c"SET",
+    c"INCR",
+    c"DEL",
+    c"ZADD",
+    c"ZREM",
+    c"ZREMRANGEBYSCORE",
+    c"PEXPIREAT",
+];
+
 /// Registers the command table (one key at position 1 for every command) and `INFO goblin`.
 pub fn register(context: &Context, commands: &[CommandSpec], info: fn(&mut InfoSection)) -> Status {
     let missing: Vec<&str> = required_apis()
@@ -880,6 +938,13 @@ pub fn register(context: &Context, commands: &[CommandSpec], info: fn(&mut InfoS
         return Status::Err;
     }
     let ctx = context.ctx;
+    let renamed = missing_commands(ctx, &EFFECT_COMMANDS);
+    if !renamed.is_empty() {
+        context.log_warning(&format!(
+            "goblin: refusing to load: its writes replicate as {renamed:?}, which this server does not know (rename-command?)"
+        ));
+        return Status::Err;
+    }
     // SAFETY: load-time calls on the context the server handed to OnLoad.
     unsafe {
         // WATCH and client-side caching must see a write only when a command really writes,

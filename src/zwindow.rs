@@ -56,8 +56,11 @@ impl Command for Zwindow {
         let eviction = effects::evict(ctx, &mut key, cutoff, window::EVICTION_BUDGET);
         stats::EVICTED.add(eviction.count as u64);
         // Only members inside the window count, even when old ones are still waiting to go.
-        let in_window = if eviction.complete {
-            key.len()
+        // The set's length bounds that count, so it settles "is there room?" whenever it is
+        // below the limit; only a full-looking set with old members left needs counting.
+        let len = key.len();
+        let in_window = if eviction.complete || i64::try_from(len).is_ok_and(|n| n < args.limit) {
+            len
         } else {
             key.count_above(cutoff, window::count_cap(args.limit))
         };

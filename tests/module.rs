@@ -265,3 +265,19 @@ on_every_server! {
         assert!(c.call(&["INFO", "everything"]).text().contains("goblin_zwindow_rejected:1"));
     }
 }
+
+on_every_server! {
+    /// Effects replicate by core command name: with one renamed away, the module would write
+    /// what it cannot replicate, so it refuses to load and says why.
+    fn refuses_to_load_when_an_effect_command_is_renamed(flavor: Flavor) {
+        let server = Server::builder(flavor)
+            .without_module()
+            .args(["--enable-module-command", "yes", "--rename-command", "PEXPIREAT", ""])
+            .start();
+        let mut c = server.conn();
+        let reply = c.call(&["MODULE", "LOAD", module_path().to_str().unwrap()]);
+        assert!(reply.is_error(), "{reply:?}");
+        assert!(server.log().contains("goblin: refusing to load"), "{}", server.log());
+        assert!(c.call(&["GOBLIN.ZWINDOW", "w", "1", "10", "1", "a"]).is_error());
+    }
+}
