@@ -62,6 +62,8 @@ bench: build
 lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
+	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
 
 run: build
 	@echo "goblin: $(SERVER) on 127.0.0.1:$(PORT); in another shell:"

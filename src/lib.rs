@@ -45,7 +45,7 @@ const COMMANDS: &[CommandSpec] = &[
         callback: server::entry_point::<zwindow::Zwindow>,
         docs: CommandDocs {
             summary: c"Admits member into a sliding window of limit members (evicting members at or below now - window), refreshes a holder, or rejects; re-arms the TTL.",
-            complexity: c"O(log(N) + M) with N the members in the window and M the members evicted.",
+            complexity: c"O(log(N) + M) with N the members in the set and M the members evicted (at most about 1,024 per call).",
             since: c"0.1.0",
             arity: 6,
             key_access: KeyAccess::ReadUpdate,

@@ -21,7 +21,16 @@ fuzz_target!(|data: &[u8]| {
     let (current, seconds, now) = (
         (data[16] & 1 == 1).then(|| word(0)),
         word(8),
-        i64::from_le_bytes([data[16], data.get(17).copied().unwrap_or(0), 0, 0, 0, 0, 0, 0]) << 20,
+        i64::from_le_bytes([
+            data[16],
+            data.get(17).copied().unwrap_or(0),
+            0,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ]) << 20,
     );
     match plan(current, seconds, || now, "goblin.increx") {
         Ok(p) => {
@@ -31,7 +40,10 @@ fuzz_target!(|data: &[u8]| {
                 CounterTtl::ArmAt(at) => {
                     assert_eq!(p.value, 1);
                     assert!(at > now);
-                    assert_eq!(Some(at), seconds.checked_mul(1000).and_then(|ms| ms.checked_add(now)));
+                    assert_eq!(
+                        Some(at),
+                        seconds.checked_mul(1000).and_then(|ms| ms.checked_add(now))
+                    );
                 }
                 CounterTtl::DeleteNow => {
                     assert_eq!(p.value, 1);
@@ -42,7 +54,10 @@ fuzz_target!(|data: &[u8]| {
         Err(CommandError::IncrementOverflow) => assert_eq!(current, Some(i64::MAX)),
         Err(CommandError::InvalidExpire(_)) => {
             assert_eq!(current.unwrap_or(0), 0);
-            assert!(seconds.checked_mul(1000).and_then(|ms| ms.checked_add(now)).is_none());
+            assert!(seconds
+                .checked_mul(1000)
+                .and_then(|ms| ms.checked_add(now))
+                .is_none());
         }
         Err(other) => panic!("unexpected {other:?}"),
     }

@@ -15,8 +15,15 @@ fuzz_target!(|data: &[u8]| {
         let text = Decimal::score(score);
         let text = std::str::from_utf8(text.as_bytes()).expect("ASCII");
         let parsed: f64 = text.parse().expect("parses");
-        assert_eq!(parsed.to_bits(), score.to_bits(), "{score:e} printed as {text}");
+        assert_eq!(
+            parsed.to_bits(),
+            score.to_bits(),
+            "{score:e} printed as {text}"
+        );
     }
     let integer = bits as i64;
-    assert_eq!(Decimal::integer(integer).as_bytes(), integer.to_string().as_bytes());
+    assert_eq!(
+        Decimal::integer(integer).as_bytes(),
+        integer.to_string().as_bytes()
+    );
 });

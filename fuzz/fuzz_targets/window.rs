@@ -26,7 +26,9 @@ fuzz_target!(|data: &[u8]| {
                 assert!((at - now_ms) as f64 >= window * 1000.0);
             }
             Ok(WindowExpiry::Immediately) => assert!(window <= 0.0),
-            Err(CommandError::InvalidExpire(_)) => assert!(window * 1000.0 + now_ms as f64 >= 9.2e18),
+            Err(CommandError::InvalidExpire(_)) => {
+                assert!(window * 1000.0 + now_ms as f64 >= 9.2e18)
+            }
             Err(other) => panic!("unexpected {other:?}"),
         }
     }
