@@ -68,10 +68,17 @@ impl Command for Zwindow {
             key.score(args.member).is_some_and(|score| score > cutoff)
         });
         match verdict {
-            Verdict::Grant => match effects::record(ctx, &mut key, args.member, args.now, expiry) {
-                Zadded::Added => stats::ADMITTED.add(1),
-                Zadded::Moved | Zadded::Unchanged => stats::REFRESHED.add(1),
-            },
+            Verdict::Grant => {
+                // A member still waiting to be evicted comes back as a newcomer, though the
+                // set only moves its score.
+                let stale = !eviction.complete
+                    && key.score(args.member).is_some_and(|score| score <= cutoff);
+                match effects::record(ctx, &mut key, args.member, args.now, expiry) {
+                    Zadded::Added => stats::ADMITTED.add(1),
+                    Zadded::Moved | Zadded::Unchanged if stale => stats::ADMITTED.add(1),
+                    Zadded::Moved | Zadded::Unchanged => stats::REFRESHED.add(1),
+                }
+            }
             Verdict::Reject => stats::REJECTED.add(1),
         }
         Ok(verdict.reply())

@@ -323,3 +323,25 @@ on_every_server! {
         assert_eq!(c.call(&["ZSCORE", "w", "after-the-tie"]), Reply::Bulk(b"9000".to_vec()));
     }
 }
+
+on_every_server! {
+    /// A member still waiting in a backlog is a newcomer when it comes back: admitted only if
+    /// there is room, and counted as admitted, not refreshed.
+    fn a_member_left_in_a_backlog_comes_back_as_a_newcomer(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let old: Vec<Vec<String>> = (0..3000)
+            .map(|i| vec!["ZADD".into(), "w".into(), i.to_string(), format!("old{i}")])
+            .collect();
+        c.pipeline(&old);
+        c.call(&["ZADD", "w", "100000", "in-a"]);
+        // old2999 survives this call's slice (1,024 go) and is back, with room (1 of 2 taken).
+        assert_eq!(zwindow(&mut c, "w", "100001", "50000", "2", "old2999"), Reply::Int(1));
+        assert_eq!(c.call(&["ZSCORE", "w", "old2999"]), Reply::Bulk(b"100001".to_vec()));
+        let info = c.call(&["INFO", "goblin"]).text();
+        assert!(info.contains("goblin_zwindow_admitted:1\r\n"), "{info}");
+        assert!(info.contains("goblin_zwindow_refreshed:0\r\n"), "{info}");
+        // Now the window is full (in-a, old2999): a stale member is refused like any newcomer.
+        assert_eq!(zwindow(&mut c, "w", "100002", "50000", "2", "old2998"), Reply::Int(0));
+    }
+}
