@@ -54,10 +54,6 @@ impl Flavor {
     pub fn has_module_acl_categories(self) -> bool {
         self != Flavor::Redis70
     }
-
-    pub fn has_functions(self) -> bool {
-        true
-    }
 }
 
 pub fn module_path() -> PathBuf {
@@ -300,14 +296,6 @@ impl Server {
 
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
-    }
-
-    /// Whether the process is still running.
-    pub fn alive(&mut self) -> bool {
-        match self.child.as_mut() {
-            Some(child) => matches!(child.try_wait(), Ok(None)),
-            None => false,
-        }
     }
 
     /// SIGKILL: no shutdown, no final fsync.
