@@ -89,55 +89,32 @@ pub fn memory(conn: &mut Conn, counters: usize) -> Memory {
     });
     let keys = (counters / 1000).max(10);
     let members = keys * 100;
-    let member = |i: usize| {
-        (
-            format!("window:{:06}", i / 100),
-            format!("member-{i:08}"),
-            (1000 + i % 100).to_string(),
-        )
+    // `members` sorted-set members, `per_key` to a key, added by `command`.
+    let zset_bytes = |conn: &mut Conn, per_key: usize, command: &str| {
+        bytes_per(conn, members, |c| {
+            let commands = (0..members).map(|i| {
+                let key = format!("window:{:06}", i / per_key);
+                let now = (1000 + i % per_key).to_string();
+                let member = format!("member-{i:08}");
+                match command {
+                    // A limit no window reaches: every call admits.
+                    "GOBLIN.ZWINDOW" => vec![
+                        command.into(),
+                        key,
+                        now,
+                        "3600".into(),
+                        "1000000000".into(),
+                        member,
+                    ],
+                    _ => vec![command.into(), key, now, member],
+                }
+            });
+            pipelined(c, commands, 1000)
+        })
     };
-    let zwindow = bytes_per(conn, members, |c| {
-        let commands = (0..members).map(|i| {
-            let (key, member, now) = member(i);
-            vec![
-                "GOBLIN.ZWINDOW".into(),
-                key,
-                now,
-                "3600".into(),
-                "1000".into(),
-                member,
-            ]
-        });
-        pipelined(c, commands, 1000)
-    });
-    let zadd = bytes_per(conn, members, |c| {
-        let commands = (0..members).map(|i| {
-            let (key, member, now) = member(i);
-            vec!["ZADD".into(), key, now, member]
-        });
-        pipelined(c, commands, 1000)
-    });
-    let large = |i: usize| {
-        (
-            format!("large:{:06}", i / 1000),
-            format!("member-{i:08}"),
-            (1000 + i % 1000).to_string(),
-        )
-    };
-    let zwindow_large = bytes_per(conn, members, |c| {
-        let commands = (0..members).map(|i| {
-            let (key, member, now) = large(i);
-            vec![
-                "GOBLIN.ZWINDOW".into(),
-                key,
-                now,
-                "3600".into(),
-                "100000".into(),
-                member,
-            ]
-        });
-        pipelined(c, commands, 1000)
-    });
+    let zwindow = zset_bytes(conn, 100, "GOBLIN.ZWINDOW");
+    let zadd = zset_bytes(conn, 100, "ZADD");
+    let zwindow_large = zset_bytes(conn, 1000, "GOBLIN.ZWINDOW");
     conn.call(&["FLUSHALL", "SYNC"]);
     Memory {
         zwindow_per_member_large: zwindow_large,
