@@ -1,7 +1,8 @@
 # Goblin: build, run and test the module against real servers.
 #   make test     install what is missing, then unit tests and integration tests on
-#                 Redis 7.0, Redis 8.2 and Valkey 9.1
-#   make run      a server on 127.0.0.1:6379 with the module (SERVER=valkey91|redis82|redis70)
+#                 Redis 7.0, Redis 8.2, Valkey 9.1 and Redis 8.10
+#   make run      a server on 127.0.0.1:6379 with the module
+#                 (SERVER=valkey91|redis82|redis70|redis810)
 #   make lint     rustfmt and clippy, warnings as errors
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
 #   make bench    the benchmark (about 12 minutes): bench/results/latest.md and latest.png
@@ -10,16 +11,6 @@ SERVER ?= valkey91
 PORT ?= 6379
 MODULE := $(CURDIR)/target/release/libgoblin.so
 TEST_THREADS ?= 4
-
-ifeq ($(SERVER),redis70)
-SERVER_BIN := /usr/bin/redis-server
-else ifeq ($(SERVER),redis82)
-SERVER_BIN := $(CURDIR)/.servers/redis82/redis-server
-else ifeq ($(SERVER),valkey91)
-SERVER_BIN := $(CURDIR)/.servers/valkey91/valkey-server
-else
-$(error SERVER must be redis70, redis82 or valkey91)
-endif
 
 .PHONY: all deps build test unit integration lint run bench bench-smoke fuzz clean
 
@@ -65,10 +56,12 @@ lint: deps
 	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
 
+# The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.
 run: build
-	@echo "goblin: $(SERVER) on 127.0.0.1:$(PORT); in another shell:"
-	@echo "    redis-cli -p $(PORT) GOBLIN.ZWINDOW rl:user42 1000 10 3 req-a"
-	$(SERVER_BIN) --port $(PORT) --bind 127.0.0.1 --save "" --appendonly no --loadmodule $(MODULE)
+	@bin=$$(cargo run -q --release -p goblin-testkit --bin server-path -- $(SERVER)) || exit 1; \
+	echo "goblin: $(SERVER) on 127.0.0.1:$(PORT); in another shell:"; \
+	echo "    redis-cli -p $(PORT) GOBLIN.ZWINDOW rl:user42 1000 10 3 req-a"; \
+	exec "$$bin" --port $(PORT) --bind 127.0.0.1 --save "" --appendonly no --loadmodule $(MODULE)
 
 clean:
 	cargo clean

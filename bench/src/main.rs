@@ -48,11 +48,8 @@ impl Config {
         let flavors = match value("--servers") {
             Some(list) => list
                 .split(',')
-                .map(|name| match name {
-                    "redis70" => Flavor::Redis70,
-                    "redis82" => Flavor::Redis82,
-                    "valkey91" => Flavor::Valkey91,
-                    other => panic!("unknown server {other}"),
+                .map(|name| {
+                    Flavor::from_name(name).unwrap_or_else(|| panic!("unknown server {name}"))
                 })
                 .collect(),
             None => Flavor::ALL.to_vec(),
@@ -120,7 +117,7 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
         .args(["--maxclients", "1000"])
         .start();
     let mut conn = server.conn();
-    let version = goblin_testkit::info_field(&mut conn, "server", version_field(flavor));
+    let version = goblin_testkit::info_field(&mut conn, "server", flavor.version_field());
     let shared = Arc::new(Shared {
         increx_sha: conn
             .call(&["SCRIPT", "LOAD", goblin_testkit::INCREX_LUA])
@@ -208,13 +205,6 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
         by_evicted,
         memory,
         backlog,
-    }
-}
-
-fn version_field(flavor: Flavor) -> &'static str {
-    match flavor {
-        Flavor::Valkey91 => "valkey_version",
-        _ => "redis_version",
     }
 }
 

