@@ -251,10 +251,19 @@ impl Ctx {
         self.ptr.as_ptr()
     }
 
-    /// The server's wall clock in milliseconds: the base EXPIRE uses for relative times.
+    /// The server's time in milliseconds, as EXPIRE would take it in this same call.
+    ///
+    /// Redis 7.2+ and Valkey take one snapshot of the clock when the outermost command starts
+    /// (`call()` updates the cached time and `cmd_time_snapshot` from it together), and every
+    /// EXPIRE inside that MULTI, script or function counts from it. The cached time is that
+    /// snapshot in microseconds. Redis 7.0 has neither, and its EXPIRE reads the wall clock.
     pub fn now_ms(&self) -> i64 {
-        // SAFETY: no arguments; returns the server's clock.
-        unsafe { api!(RedisModule_Milliseconds)() }
+        match optional_api!(RedisModule_CachedMicroseconds) {
+            // SAFETY: no arguments; returns the server's cached time.
+            Some(cached_us) => (unsafe { cached_us() }) / 1000,
+            // SAFETY: no arguments; returns the server's clock.
+            None => unsafe { api!(RedisModule_Milliseconds)() },
+        }
     }
 
     /// Opens `name` for reading and writing. Opening does not create the key.

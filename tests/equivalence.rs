@@ -5,8 +5,16 @@ mod common;
 use common::*;
 use std::collections::HashMap;
 
-/// Runs one step on both keys inside MULTI, so both see the same instant, and returns the
-/// EXEC reply: [lua reply, native reply, then `reads` on the Lua key and the native key].
+/// One step of both sides: the EXEC reply, and the server's clock (ms) just before MULTI and
+/// just after EXEC.
+struct Step {
+    replies: Vec<Reply>,
+    before_ms: i64,
+    after_ms: i64,
+}
+
+/// Runs one step on both keys inside MULTI, so both see the same instant: the EXEC reply is
+/// [lua reply, native reply, then `reads` on the Lua key and the native key].
 fn side_by_side(
     c: &mut Conn,
     lua: Vec<String>,
@@ -14,8 +22,9 @@ fn side_by_side(
     reads: &[&[&str]],
     lua_key: &str,
     native_key: &str,
-) -> Vec<Reply> {
-    let mut commands: Vec<Vec<String>> = vec![vec!["MULTI".into()], lua, native];
+) -> Step {
+    let mut commands: Vec<Vec<String>> =
+        vec![vec!["TIME".into()], vec!["MULTI".into()], lua, native];
     for read in reads {
         for key in [lua_key, native_key] {
             let mut command: Vec<String> = read.iter().map(|s| s.to_string()).collect();
@@ -24,8 +33,14 @@ fn side_by_side(
         }
     }
     commands.push(vec!["EXEC".into()]);
+    commands.push(vec!["TIME".into()]);
     let replies = c.pipeline(&commands);
-    replies.last().expect("EXEC reply").array().to_vec()
+    let exec = &replies[replies.len() - 2];
+    Step {
+        replies: exec.array().to_vec(),
+        before_ms: time_ms(&replies[0]),
+        after_ms: time_ms(&replies[replies.len() - 1]),
+    }
 }
 
 /// The two replies must be the same; for errors, Lua wraps the command's error text with
@@ -40,17 +55,68 @@ fn assert_same_reply(lua: &Reply, native: &Reply, step: usize) {
     }
 }
 
-/// Both keys' expiries were armed by the same step inside one MULTI, the native one just
-/// after the Lua one: they may differ by the clock tick between two commands, no more.
-fn assert_same_expiry(lua_at: &Reply, native_at: &Reply, step: usize) {
-    let (lua_at, native_at) = (lua_at.int(), native_at.int());
-    if lua_at < 0 || native_at < 0 {
-        assert_eq!(native_at, lua_at, "step {step}: expiry presence differs");
-    } else {
-        assert!(
-            (0..=1).contains(&(native_at - lua_at)),
-            "step {step}: native expires at {native_at}, Lua at {lua_at}"
-        );
+/// Compares the two keys' absolute expiries and TTLs after each step.
+///
+/// Where the server has a command-time snapshot (Redis 7.2+, Valkey), EXPIRE in the script and
+/// the module read the same clock, once for the whole MULTI: the expiries are the same
+/// millisecond and the TTLs the same second. Redis 7.0 reads the wall clock at each command,
+/// so there the native expiry, armed just after the script's, may be later by no more than
+/// the time the arming step took, and each TTL is what TTL's rounding gives at some instant
+/// of that step.
+struct ExpiryCheck {
+    snapshot: bool,
+    /// Per key: the last (Lua, native) expiries, and how long the step that armed them took.
+    armed: HashMap<String, ((i64, i64), i64)>,
+}
+
+impl ExpiryCheck {
+    fn new(flavor: Flavor) -> Self {
+        ExpiryCheck {
+            snapshot: flavor.has_command_time_snapshot(),
+            armed: HashMap::new(),
+        }
+    }
+
+    /// `r` holds, from `at`: TTL (Lua, native), then PEXPIRETIME (Lua, native).
+    fn check(&mut self, key: &str, step: &Step, at: usize, n: usize) {
+        let r = &step.replies;
+        let (lua_ttl, native_ttl) = (r[at].int(), r[at + 1].int());
+        let (lua_at, native_at) = (r[at + 2].int(), r[at + 3].int());
+        if self.snapshot {
+            assert_eq!(
+                native_at, lua_at,
+                "step {n}: native expires at {native_at}, Lua at {lua_at}"
+            );
+            assert_eq!(native_ttl, lua_ttl, "step {n}: TTL differs");
+            return;
+        }
+        let slack = match self.armed.get(key) {
+            Some((last, slack)) if *last == (lua_at, native_at) => *slack,
+            _ => step.after_ms - step.before_ms,
+        };
+        self.armed
+            .insert(key.to_string(), ((lua_at, native_at), slack));
+        if lua_at < 0 || native_at < 0 {
+            assert_eq!(native_at, lua_at, "step {n}: expiry presence differs");
+        } else {
+            assert!(
+                (0..=slack).contains(&(native_at - lua_at)),
+                "step {n}: native expires at {native_at}, Lua at {lua_at}, armed in a step of {slack} ms"
+            );
+        }
+        for (ttl, at) in [(lua_ttl, lua_at), (native_ttl, native_at)] {
+            if at < 0 {
+                assert_eq!(ttl, at, "step {n}: TTL without an expiry");
+            } else {
+                // TTL replies (at - now + 500) / 1000, for a `now` inside this step.
+                let earliest = (at - step.after_ms + 500).div_euclid(1000);
+                let latest = (at - step.before_ms + 500).div_euclid(1000);
+                assert!(
+                    (earliest..=latest).contains(&ttl),
+                    "step {n}: TTL {ttl} for an expiry at {at}"
+                );
+            }
+        }
     }
 }
 
@@ -59,6 +125,7 @@ on_every_server! {
         let server = Server::start(flavor);
         let mut c = server.conn();
         let sha = c.call(&["SCRIPT", "LOAD", ZWINDOW_LUA]).text();
+        let mut expiry = ExpiryCheck::new(flavor);
         let mut rng = Rng::new(0x5eed_2026);
         let mut clocks = [1_000_000u64; 4]; // per key, in milliseconds of the caller's clock
         let (mut admitted, mut rejected) = (0, 0);
@@ -75,7 +142,7 @@ on_every_server! {
             lua.extend(args.iter().cloned());
             let mut native = vec!["GOBLIN.ZWINDOW".to_string(), native_key.clone()];
             native.extend(args.iter().cloned());
-            let r = side_by_side(
+            let s = side_by_side(
                 &mut c,
                 lua,
                 native,
@@ -83,13 +150,16 @@ on_every_server! {
                 &lua_key,
                 &native_key,
             );
+            let r = &s.replies;
             assert_same_reply(&r[0], &r[1], step);
             assert_eq!(r[3], r[2], "step {step}: members and scores differ");
-            assert_eq!(r[5], r[4], "step {step}: TTL differs");
-            assert_same_expiry(&r[6], &r[7], step);
+            expiry.check(&native_key, &s, 4, step);
             if r[1] == Reply::Int(1) {
                 admitted += 1;
-                assert_eq!(r[5], Reply::Int(window as i64), "step {step}: TTL is the window");
+                // Armed in this step, `window` seconds from now.
+                let at = r[7].int();
+                let ms = window as i64 * 1000;
+                assert!((s.before_ms + ms..=s.after_ms + ms).contains(&at), "step {step}: expiry {at} is not the window");
             } else {
                 rejected += 1;
             }
@@ -123,6 +193,7 @@ on_every_server! {
         let server = Server::start(flavor);
         let mut c = server.conn();
         let sha = c.call(&["SCRIPT", "LOAD", INCREX_LUA]).text();
+        let mut expiry = ExpiryCheck::new(flavor);
         let mut rng = Rng::new(0x1c0f_fee7);
         let values = ["0", "5", "-3", "abc", "1.5", "9223372036854775806", "9223372036854775807", "-9223372036854775808"];
         let seconds = ["-1", "0", "30", "60", "100", "1000", "86400"];
@@ -154,7 +225,7 @@ on_every_server! {
             let secs = rng.pick(&seconds).to_string();
             let lua = vec!["EVALSHA".into(), sha.clone(), "1".into(), lua_key.clone(), secs.clone()];
             let native = vec!["GOBLIN.INCREX".into(), native_key.clone(), secs.clone()];
-            let r = side_by_side(
+            let s = side_by_side(
                 &mut c,
                 lua,
                 native,
@@ -162,14 +233,14 @@ on_every_server! {
                 &lua_key,
                 &native_key,
             );
+            let r = &s.replies;
             assert_same_counter_reply(&r[0], &r[1], step);
             errors += usize::from(r[1].is_error());
             assert_eq!(r[3], r[2], "step {step}: type differs");
             if r[2] == Reply::Status("string".into()) {
                 assert_eq!(r[5], r[4], "step {step}: value differs");
             }
-            assert_eq!(r[7], r[6], "step {step}: TTL differs");
-            assert_same_expiry(&r[8], &r[9], step);
+            expiry.check(&native_key, &s, 6, step);
         }
         assert!(errors > 50 && errors < 2000, "errors {errors}");
     }
