@@ -15,7 +15,6 @@ mod zwindow;
 // The pure engine, under the names the commands use.
 use goblin_core::{counter, decimal, error, window};
 
-use redis_module::{redis_module, Context, RedisString, Status};
 use server::{ArgDoc, ArgKind, CommandDocs, CommandSpec, KeyAccess};
 
 // ACL categories as core commands get them: the data type, `write`, and `fast` or `slow` to
@@ -78,26 +77,16 @@ const COMMANDS: &[CommandSpec] = &[
     },
 ];
 
-fn init(ctx: &Context, _args: &[RedisString]) -> Status {
-    server::register(ctx, COMMANDS, stats::report)
-}
+/// What the server loads: `server::module` registers it in `RedisModule_OnLoad`.
+pub(crate) static MODULE: server::ModuleSpec = server::ModuleSpec {
+    name: c"goblin",
+    version: 100,
+    commands: COMMANDS,
+    info: stats::report,
+};
 
 // The server's allocator in the module, so INFO memory and maxmemory see what Goblin
 // allocates; the system one under `cargo test`, where there is no server to allocate from.
 #[cfg(not(test))]
-redis_module! {
-    name: "goblin",
-    version: 100,
-    allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
-    data_types: [],
-    init: init,
-}
-
-#[cfg(test)]
-redis_module! {
-    name: "goblin",
-    version: 100,
-    allocator: (std::alloc::System, std::alloc::System),
-    data_types: [],
-    init: init,
-}
+#[global_allocator]
+static ALLOCATOR: redis_module::alloc::RedisAlloc = redis_module::alloc::RedisAlloc;

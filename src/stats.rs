@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::server::InfoSection;
+use crate::server::{self, InfoSection};
 
 pub struct Counter(AtomicU64);
 
@@ -64,4 +64,6 @@ pub fn report(section: &mut InfoSection) {
     section.field(c"cad_calls", CAD.calls.get());
     section.field(c"cad_errors", CAD.errors.get());
     section.field(c"cad_released", RELEASED.get());
+    // 1 if the module was loaded with `allow-unload`.
+    section.field(c"unload_allowed", u64::from(server::unload_allowed()));
 }

@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 use std::sync::OnceLock;
 
-use redis_module::{raw, Context, Status};
+use redis_module::raw;
 
 use crate::error::CommandError;
 use crate::stats::CommandStats;
@@ -40,6 +40,12 @@ macro_rules! optional_api {
         function
     }};
 }
+
+mod host;
+mod module;
+pub use host::host;
+use module::LoadCtx;
+pub use module::{unload_allowed, ModuleSpec};
 
 /// `(name, present)` for each API the commands call.
 fn required_apis() -> [(&'static str, bool); 35] {
@@ -237,6 +243,10 @@ impl<'call> Arg<'call> {
 #[derive(Clone, Copy)]
 pub enum EventClass {
     Generic,
+    /// `n`: a key was created.
+    New,
+    /// `x`: a key expired.
+    Expired,
     String,
     SortedSet,
 }
@@ -334,12 +344,24 @@ impl Ctx {
     pub fn notify(&self, class: EventClass, event: &CStr, key: Arg<'_>) {
         let class = match class {
             EventClass::Generic => raw::REDISMODULE_NOTIFY_GENERIC,
+            EventClass::New => raw::REDISMODULE_NOTIFY_NEW,
+            EventClass::Expired => raw::REDISMODULE_NOTIFY_EXPIRED,
             EventClass::String => raw::REDISMODULE_NOTIFY_STRING,
             EventClass::SortedSet => raw::REDISMODULE_NOTIFY_ZSET,
         };
         // SAFETY: live context, static event name, live key name.
         unsafe {
             api!(RedisModule_NotifyKeyspaceEvent)(self.raw(), class, event.as_ptr(), key.raw());
+        }
+    }
+
+    /// Fires what EXPIRE with a time in the past fires for the key it deletes: `expired` on
+    /// Valkey 8.1 and later, `del` elsewhere.
+    pub fn notify_expired_at_once(&self, key: Arg<'_>) {
+        if host().expire_in_the_past_fires_expired() {
+            self.notify(EventClass::Expired, c"expired", key);
+        } else {
+            self.notify(EventClass::Generic, c"del", key);
         }
     }
 
@@ -700,16 +722,15 @@ pub extern "C" fn entry_point<C: Command>(
 }
 
 fn log_warning(ctx: &Ctx, message: &str) {
-    if let Ok(message) = CString::new(message) {
-        // SAFETY: live context, static level and format, NUL-terminated message.
-        unsafe {
-            api!(RedisModule_Log)(
-                ctx.raw(),
-                c"warning".as_ptr(),
-                c"%s".as_ptr(),
-                message.as_ptr(),
-            );
-        }
+    log(ctx.raw(), c"warning", message);
+}
+
+/// Writes `message` to the server's log at `level`.
+fn log(ctx: *mut raw::RedisModuleCtx, level: &CStr, message: &str) {
+    let message = module::c_message(message);
+    // SAFETY: a live context, a static level and format, a NUL-terminated message.
+    unsafe {
+        api!(RedisModule_Log)(ctx, level.as_ptr(), c"%s".as_ptr(), message.as_ptr());
     }
 }
 
@@ -820,7 +841,7 @@ fn zeroed<T>() -> T {
 
 /// Sets summary, complexity, arity, key spec and argument specs, where the server has
 /// `RedisModule_SetCommandInfo` (Redis 7.0 and later, Valkey). The server copies everything.
-fn set_docs(context: &Context, command: *mut raw::RedisModuleCommand, spec: &CommandSpec) -> bool {
+fn set_docs(context: &LoadCtx, command: *mut raw::RedisModuleCommand, spec: &CommandSpec) -> bool {
     let Some(set_info) = optional_api!(RedisModule_SetCommandInfo) else {
         return true;
     };
@@ -933,26 +954,28 @@ const EFFECT_COMMANDS: [&CStr; 7] = [
 ];
 
 /// Registers the command table (one key at position 1 for every command) and `INFO goblin`.
-pub fn register(context: &Context, commands: &[CommandSpec], info: fn(&mut InfoSection)) -> Status {
+fn register(
+    context: &LoadCtx,
+    commands: &[CommandSpec],
+    info: fn(&mut InfoSection),
+) -> Result<(), String> {
     let missing: Vec<&str> = required_apis()
         .iter()
         .filter(|(_, present)| !present)
         .map(|(name, _)| *name)
         .collect();
     if !missing.is_empty() {
-        context.log_warning(&format!(
-            "goblin: this server lacks module APIs Goblin needs: {}",
+        return Err(format!(
+            "this server lacks module APIs Goblin needs: {}",
             missing.join(", ")
         ));
-        return Status::Err;
     }
-    let ctx = context.ctx;
+    let ctx = context.ptr;
     let renamed = missing_commands(ctx, &EFFECT_COMMANDS);
     if !renamed.is_empty() {
-        context.log_warning(&format!(
-            "goblin: refusing to load: its writes replicate as {renamed:?}, which this server does not know (rename-command?)"
+        return Err(format!(
+            "its writes replicate as {renamed:?}, which this server does not know (rename-command?)"
         ));
-        return Status::Err;
     }
     // SAFETY: load-time calls on the context the server handed to OnLoad.
     unsafe {
@@ -973,26 +996,23 @@ pub fn register(context: &Context, commands: &[CommandSpec], info: fn(&mut InfoS
                 1,
             );
             if created != raw::REDISMODULE_OK as c_int {
-                context.log_warning(&format!("goblin: could not create {:?}", command.name));
-                return Status::Err;
+                return Err(format!("could not create {:?}", command.name));
             }
             let Some(get_command) = optional_api!(RedisModule_GetCommand) else {
                 continue;
             };
             let handle = get_command(ctx, command.name.as_ptr());
             if handle.is_null() {
-                context.log_warning(&format!("goblin: no handle for {:?}", command.name));
-                return Status::Err;
+                return Err(format!("no handle for {:?}", command.name));
             }
             if let Some(set_categories) = optional_api!(RedisModule_SetCommandACLCategories) {
                 if set_categories(handle, command.acl_categories.as_ptr())
                     != raw::REDISMODULE_OK as c_int
                 {
-                    context.log_warning(&format!(
-                        "goblin: could not set ACL categories {:?} on {:?}",
+                    return Err(format!(
+                        "could not set ACL categories {:?} on {:?}",
                         command.acl_categories, command.name
                     ));
-                    return Status::Err;
                 }
             }
             // Documentation is for people: a server that refuses it still gets the commands.
@@ -1005,5 +1025,5 @@ pub fn register(context: &Context, commands: &[CommandSpec], info: fn(&mut InfoS
             context.log_warning("goblin: could not register the INFO section");
         }
     }
-    Status::Ok
+    Ok(())
 }

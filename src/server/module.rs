@@ -1,0 +1,212 @@
+//! The module's life in the server: `RedisModule_OnLoad` (`loadmodule`, `MODULE LOAD`), the
+//! module arguments, and `RedisModule_OnUnload` (`MODULE UNLOAD`).
+//!
+//! Goblin writes these two entry points itself instead of using the `redis_module!` macro:
+//! the macro keeps a detached thread-safe context (a client with its reply buffer, about 17 KB)
+//! for the module's lifetime and nothing frees it, so every load and unload cycle leaked it.
+//! Goblin needs no context outside a call, so it allocates nothing that outlives one.
+
+use std::ffi::{c_int, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use redis_module::raw;
+
+use super::{Arg, CommandSpec, InfoSection};
+
+/// What `lib.rs` hands the server: the module's name and version, its command table and its
+/// INFO section.
+pub struct ModuleSpec {
+    pub name: &'static CStr,
+    pub version: c_int,
+    pub commands: &'static [CommandSpec],
+    pub info: fn(&mut InfoSection),
+}
+
+/// The module arguments (`loadmodule /path/libgoblin.so allow-unload`).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Options {
+    /// `allow-unload`: let `MODULE UNLOAD` through (see `RedisModule_OnUnload`).
+    allow_unload: bool,
+}
+
+impl Options {
+    fn parse<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Result<Options, String> {
+        let mut options = Options::default();
+        for arg in args {
+            if arg.eq_ignore_ascii_case(b"allow-unload") {
+                options.allow_unload = true;
+            } else {
+                return Err(format!(
+                    "unknown module argument {:?} (the one Goblin knows: allow-unload)",
+                    String::from_utf8_lossy(arg)
+                ));
+            }
+        }
+        Ok(options)
+    }
+}
+
+static ALLOW_UNLOAD: AtomicBool = AtomicBool::new(false);
+/// The server's count of commands processed while `RedisModule_OnLoad` ran, or -1 if unknown.
+static LOADED_AT_COMMAND: AtomicI64 = AtomicI64::new(-1);
+
+/// Whether `MODULE UNLOAD` is let through (`INFO goblin`).
+pub fn unload_allowed() -> bool {
+    ALLOW_UNLOAD.load(Ordering::Relaxed)
+}
+
+/// `total_commands_processed` of `INFO stats`. The server counts a command when it returns,
+/// so the count stays put for the whole command that loads the module, and has moved by the
+/// time any other command (`MODULE UNLOAD` among them) runs.
+fn commands_processed(ctx: *mut raw::RedisModuleCtx) -> Option<i64> {
+    let (Some(get_info), Some(field), Some(free)) = (
+        optional_api!(RedisModule_GetServerInfo),
+        optional_api!(RedisModule_ServerInfoGetFieldSigned),
+        optional_api!(RedisModule_FreeServerInfo),
+    ) else {
+        return None;
+    };
+    // SAFETY: a live context; the info data is read once and freed once.
+    unsafe {
+        let info = get_info(ctx, c"stats".as_ptr());
+        if info.is_null() {
+            return None;
+        }
+        let mut error: c_int = 0;
+        let count = field(info, c"total_commands_processed".as_ptr(), &mut error);
+        free(ctx, info);
+        (error == 0).then_some(count)
+    }
+}
+
+/// A load-time context: only for logging and registration.
+pub struct LoadCtx {
+    pub(super) ptr: *mut raw::RedisModuleCtx,
+}
+
+impl LoadCtx {
+    pub fn log_warning(&self, message: &str) {
+        super::log(self.ptr, c"warning", message);
+    }
+}
+
+/// The server calls this once when it loads the module.
+///
+/// # Safety
+/// Called by the server only, with its context and `argc` live argument strings.
+#[no_mangle]
+pub unsafe extern "C" fn RedisModule_OnLoad(
+    ctx: *mut raw::RedisModuleCtx,
+    argv: *mut *mut raw::RedisModuleString,
+    argc: c_int,
+) -> c_int {
+    let module = &crate::MODULE;
+    // Nothing may allocate before this: the allocator is the server's, reached through the
+    // function pointers that Init fills in.
+    // SAFETY: the server's context; a static name.
+    let init = unsafe {
+        raw::Export_RedisModule_Init(
+            ctx,
+            module.name.as_ptr(),
+            module.version,
+            raw::REDISMODULE_APIVER_1 as c_int,
+        )
+    };
+    if init == raw::Status::Err as c_int {
+        return raw::REDISMODULE_ERR as c_int;
+    }
+    let load = LoadCtx { ptr: ctx };
+    // SAFETY: the server passes `argc` live, non-NULL strings for the duration of this call.
+    let args: &[Arg<'_>] = match usize::try_from(argc) {
+        Ok(len) if len > 0 && !argv.is_null() => unsafe {
+            std::slice::from_raw_parts(argv.cast::<Arg<'_>>(), len)
+        },
+        _ => &[],
+    };
+    let loaded = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
+        let options = Options::parse(args.iter().map(|arg| arg.as_bytes()))?;
+        super::host::detect(ctx);
+        super::register(&load, module.commands, module.info)?;
+        ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
+        LOADED_AT_COMMAND.store(commands_processed(ctx).unwrap_or(-1), Ordering::Relaxed);
+        Ok(())
+    }));
+    match loaded {
+        Ok(Ok(())) => raw::REDISMODULE_OK as c_int,
+        Ok(Err(why)) => {
+            load.log_warning(&format!("goblin: not loaded: {why}"));
+            raw::REDISMODULE_ERR as c_int
+        }
+        Err(_) => {
+            load.log_warning("goblin: not loaded: internal error while loading");
+            raw::REDISMODULE_ERR as c_int
+        }
+    }
+}
+
+/// The server calls this on `MODULE UNLOAD`, before it frees anything; an error cancels the
+/// unload and the client gets `ERR Error unloading module: operation not possible.`
+///
+/// Refused by default, because the server cannot unload a module safely while a client holds
+/// a call to one of its commands: a GOBLIN command queued in MULTI, or held by `CLIENT PAUSE
+/// WRITE`, keeps a pointer to the command the unload frees, and EXEC (or UNPAUSE) then jumps
+/// into the unloaded library and the server dies (redis/redis#4826, #10177). The module
+/// cannot see queued or paused calls, so it refuses unless loaded with `allow-unload`.
+///
+/// One unload is always let through: the server's own, inside the very command that loaded the
+/// module, when `MODULE LOADEX` fails after `RedisModule_OnLoad` returned (an unknown `CONFIG`,
+/// say). No client can have queued a Goblin command yet, and Redis 8.10 asserts that this
+/// unload succeeds (Redis 7.0 keeps a half-loaded module otherwise). The server's count of
+/// processed commands, which only moves between commands, tells.
+///
+/// Goblin holds nothing outside a call, so there is nothing of its own to free: the server
+/// frees the commands, their docs and the INFO callback it registered.
+///
+/// # Safety
+/// Called by the server only, with its context.
+#[no_mangle]
+pub unsafe extern "C" fn RedisModule_OnUnload(ctx: *mut raw::RedisModuleCtx) -> c_int {
+    let loaded_at = LOADED_AT_COMMAND.load(Ordering::Relaxed);
+    let undoing_its_own_load = loaded_at >= 0 && commands_processed(ctx) == Some(loaded_at);
+    if unload_allowed() || undoing_its_own_load {
+        return raw::REDISMODULE_OK as c_int;
+    }
+    super::log(
+        ctx,
+        c"warning",
+        "goblin: MODULE UNLOAD refused. A client may hold a Goblin command queued in MULTI or \
+         paused by CLIENT PAUSE, and the server would crash running it after the unload \
+         (redis/redis#4826). To allow unloading anyway, on a server where no such call can be \
+         pending, load the module with the argument allow-unload.",
+    );
+    raw::REDISMODULE_ERR as c_int
+}
+
+/// A C string for the log, or a placeholder if `message` holds a NUL.
+pub(super) fn c_message(message: &str) -> CString {
+    CString::new(message).unwrap_or_else(|_| CString::from(c"goblin: (unprintable message)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_arguments_refuse_unload() {
+        assert_eq!(Options::parse([]), Ok(Options::default()));
+    }
+
+    #[test]
+    fn allow_unload_in_any_case() {
+        for arg in [&b"allow-unload"[..], b"ALLOW-UNLOAD"] {
+            assert!(Options::parse([arg]).unwrap().allow_unload);
+        }
+    }
+
+    #[test]
+    fn unknown_arguments_stop_the_load() {
+        let error = Options::parse([&b"allow_unload"[..]]).unwrap_err();
+        assert!(error.contains("allow_unload"), "{error}");
+    }
+}
