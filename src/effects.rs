@@ -34,14 +34,17 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
             ctx.replicate(c"SET", name, &[value, b"PXAT", at.as_bytes()]);
         }
         CounterTtl::DeleteNow => {
-            // INCR then EXPIRE in the past: the key is gone either way. Only a key that existed
-            // before this call is a change worth replicating.
-            if key.kind() != KeyKind::Empty {
+            // INCR then EXPIRE in the past: the key is gone either way, so it is never written.
+            // The events are INCR's (`new` for a key it creates, `incrby`) and EXPIRE's. Only
+            // a key that existed before this call is a change worth replicating.
+            if key.kind() == KeyKind::Empty {
+                ctx.notify(EventClass::New, c"new", name);
+            } else {
                 key.delete();
                 ctx.replicate(c"DEL", name, &[]);
             }
             ctx.notify(EventClass::String, c"incrby", name);
-            ctx.notify(EventClass::Generic, c"del", name);
+            ctx.notify_expired_at_once(name);
         }
     }
     ctx.signal_modified(name);
@@ -90,7 +93,7 @@ pub fn record(
         }
         WindowExpiry::Immediately => {
             key.delete();
-            ctx.notify(EventClass::Generic, c"del", name);
+            ctx.notify_expired_at_once(name);
             ctx.replicate(c"DEL", name, &[]);
         }
     }
