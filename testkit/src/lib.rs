@@ -22,7 +22,7 @@ pub(crate) fn repo_root() -> &'static Path {
 }
 
 mod servers;
-pub use servers::Flavor;
+pub use servers::{Family, Flavor};
 
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("GOBLIN_MODULE")
