@@ -314,11 +314,14 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
     md
 }
 
-const COLORS: [RGBColor; 3] = [
+/// One colour per server of the matrix, in `Flavor::ALL` order.
+const COLORS: [RGBColor; 4] = [
     RGBColor(200, 60, 50),
     RGBColor(40, 100, 190),
     RGBColor(40, 150, 80),
+    RGBColor(150, 90, 180),
 ];
+const _: () = assert!(COLORS.len() >= Flavor::ALL.len(), "a colour for every server");
 
 /// Three panels: throughput ratios, time per call against members, against evictions.
 pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
