@@ -6,10 +6,102 @@
 //! times. Re-running GOBLIN.* there would read the replica's clock and restart windows on every
 //! AOF reload, and could not load on a server without the module.
 
-use crate::counter::{CounterPlan, CounterTtl};
-use crate::decimal::Decimal;
-use crate::server::{Arg, Ctx, EventClass, Eviction, Key, KeyKind, Zadded};
-use crate::window::WindowExpiry;
+use goblin_core::counter::{CounterPlan, CounterTtl};
+use goblin_core::decimal::Decimal;
+use goblin_core::window::{Admission, Eviction, WindowExpiry, Zadded};
+
+use crate::server::{Arg, Ctx, EventClass, Key, KeyKind};
+
+/// Defines the core commands effects are replicated as, and the list of their names that the
+/// module checks at load (under `rename-command` an effect would be written and then fail to
+/// replicate, so the module refuses to load instead). One list: the two cannot drift.
+macro_rules! core_commands {
+    ($($command:ident => $name:literal),* $(,)?) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum CoreCommand {
+            $($command),*
+        }
+
+        impl CoreCommand {
+            pub const ALL: &'static [CoreCommand] = &[$(CoreCommand::$command),*];
+
+            pub fn name(self) -> &'static std::ffi::CStr {
+                match self {
+                    $(CoreCommand::$command => $name),*
+                }
+            }
+        }
+    };
+}
+
+core_commands! {
+    Set => c"SET",
+    Incr => c"INCR",
+    Del => c"DEL",
+    Zadd => c"ZADD",
+    Zrem => c"ZREM",
+    Zremrangebyscore => c"ZREMRANGEBYSCORE",
+    Pexpireat => c"PEXPIREAT",
+}
+
+/// One replicated effect on the call's key.
+#[derive(Debug, Clone, Copy)]
+pub enum Effect<'a> {
+    /// `SET key value PXAT at`: a counter created with its window.
+    SetPxat { value: &'a [u8], at_ms: i64 },
+    /// `INCR key`: the same value on the replica, whose state is the same; the TTL untouched.
+    Incr,
+    /// `DEL key`
+    Del,
+    /// `ZREMRANGEBYSCORE key -inf through`
+    ZremRangeThrough { through: f64 },
+    /// `ZADD key score member`
+    Zadd { score: f64, member: &'a [u8] },
+    /// `ZREM key member`
+    Zrem { member: &'a [u8] },
+    /// `PEXPIREAT key at`
+    PexpireAt { at_ms: i64 },
+}
+
+impl Effect<'_> {
+    pub fn command(&self) -> CoreCommand {
+        match self {
+            Effect::SetPxat { .. } => CoreCommand::Set,
+            Effect::Incr => CoreCommand::Incr,
+            Effect::Del => CoreCommand::Del,
+            Effect::ZremRangeThrough { .. } => CoreCommand::Zremrangebyscore,
+            Effect::Zadd { .. } => CoreCommand::Zadd,
+            Effect::Zrem { .. } => CoreCommand::Zrem,
+            Effect::PexpireAt { .. } => CoreCommand::Pexpireat,
+        }
+    }
+
+    /// Appends the effect on `key` to the replication stream and the AOF. Numbers are
+    /// formatted on the stack: this runs on every write.
+    pub fn replicate(&self, ctx: &Ctx, key: Arg<'_>) {
+        let command = self.command().name();
+        match *self {
+            Effect::SetPxat { value, at_ms } => {
+                let at = Decimal::integer(at_ms);
+                ctx.replicate(command, key, &[value, b"PXAT", at.as_bytes()]);
+            }
+            Effect::Incr | Effect::Del => ctx.replicate(command, key, &[]),
+            Effect::ZremRangeThrough { through } => {
+                let through = Decimal::score(through);
+                ctx.replicate(command, key, &[b"-inf", through.as_bytes()]);
+            }
+            Effect::Zadd { score, member } => {
+                let score = Decimal::score(score);
+                ctx.replicate(command, key, &[score.as_bytes(), member]);
+            }
+            Effect::Zrem { member } => ctx.replicate(command, key, &[member]),
+            Effect::PexpireAt { at_ms } => {
+                let at = Decimal::integer(at_ms);
+                ctx.replicate(command, key, &[at.as_bytes()]);
+            }
+        }
+    }
+}
 
 /// Stores the counter chosen by `counter::plan`, with its TTL.
 pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
@@ -21,17 +113,15 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
             // In place, so the running window's TTL keeps ticking (or stays absent).
             key.set_string(value);
             ctx.notify(EventClass::String, c"incrby", name);
-            // INCR on the replica: the same value (the states are identical), the same TTL, and
-            // the cheapest effect to propagate (two arguments).
-            ctx.replicate(c"INCR", name, &[]);
+            // The cheapest effect to propagate: two arguments.
+            Effect::Incr.replicate(ctx, name);
         }
         CounterTtl::ArmAt(at_ms) => {
             key.set_string(value);
             key.set_abs_expire(at_ms);
             ctx.notify(EventClass::String, c"incrby", name);
             ctx.notify(EventClass::Generic, c"expire", name);
-            let at = Decimal::integer(at_ms);
-            ctx.replicate(c"SET", name, &[value, b"PXAT", at.as_bytes()]);
+            Effect::SetPxat { value, at_ms }.replicate(ctx, name);
         }
         CounterTtl::DeleteNow => {
             // INCR then EXPIRE in the past: the key is gone either way, so it is never written.
@@ -41,7 +131,7 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
                 ctx.notify(EventClass::New, c"new", name);
             } else {
                 key.delete();
-                ctx.replicate(c"DEL", name, &[]);
+                Effect::Del.replicate(ctx, name);
             }
             ctx.notify(EventClass::String, c"incrby", name);
             ctx.notify_expired_at_once(name);
@@ -50,55 +140,60 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
     ctx.signal_modified(name);
 }
 
-/// Removes the members that have left the window, at most about `budget` of them.
-pub fn evict(ctx: &Ctx, key: &mut Key<'_>, cutoff: f64, budget: usize) -> Eviction {
-    let eviction = key.evict_up_to(cutoff, budget);
-    if eviction.count > 0 {
-        let name = key.name();
-        ctx.notify(EventClass::SortedSet, c"zremrangebyscore", name);
-        if key.kind() == KeyKind::Empty {
-            ctx.notify(EventClass::Generic, c"del", name);
-        }
-        // Exactly what went: everything at or below `through` (the cutoff, unless the budget
-        // ran out first).
-        let through = Decimal::score(eviction.through);
-        ctx.replicate(c"ZREMRANGEBYSCORE", name, &[b"-inf", through.as_bytes()]);
-        ctx.signal_modified(name);
+/// After `window::evict`: what ZREMRANGEBYSCORE would have said and replicated.
+pub fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
+    if eviction.count == 0 {
+        return;
     }
-    eviction
+    let name = key.name();
+    ctx.notify(EventClass::SortedSet, c"zremrangebyscore", name);
+    if key.kind() == KeyKind::Empty {
+        ctx.notify(EventClass::Generic, c"del", name);
+    }
+    // Exactly what went: everything at or below `through` (the cutoff, unless the budget ran
+    // out first).
+    Effect::ZremRangeThrough {
+        through: eviction.through,
+    }
+    .replicate(ctx, name);
+    ctx.signal_modified(name);
 }
 
-/// Records `member` at `now` (added, or its score moved) and re-arms the key's TTL.
-/// Returns what the sorted set did: a newcomer added, or a holder's score moved (or not).
-pub fn record(
+/// After `window::admit` granted `member` its slot at `now`: ZADD's events and effect (if the
+/// set changed), then the TTL re-armed.
+pub fn recorded(
     ctx: &Ctx,
     key: &mut Key<'_>,
+    admission: Admission,
     member: Arg<'_>,
     now: f64,
     expiry: WindowExpiry,
-) -> Zadded {
+) {
     let name = key.name();
-    let zadded = key.zadd(now, member);
-    if zadded != Zadded::Unchanged {
+    if admission
+        .zadded()
+        .is_some_and(|zadded| zadded != Zadded::Unchanged)
+    {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
-        let score = Decimal::score(now);
-        ctx.replicate(c"ZADD", name, &[score.as_bytes(), member.as_bytes()]);
+        Effect::Zadd {
+            score: now,
+            member: member.as_bytes(),
+        }
+        .replicate(ctx, name);
     }
     match expiry {
         WindowExpiry::At(at_ms) => {
             key.set_abs_expire(at_ms);
             ctx.notify(EventClass::Generic, c"expire", name);
-            let at = Decimal::integer(at_ms);
-            ctx.replicate(c"PEXPIREAT", name, &[at.as_bytes()]);
+            Effect::PexpireAt { at_ms }.replicate(ctx, name);
         }
         WindowExpiry::Immediately => {
             key.delete();
             ctx.notify_expired_at_once(name);
-            ctx.replicate(c"DEL", name, &[]);
+            Effect::Del.replicate(ctx, name);
         }
     }
     ctx.signal_modified(name);
-    zadded
 }
 
 /// Deletes a string lock whose token matched.
@@ -106,7 +201,7 @@ pub fn release_lock(ctx: &Ctx, key: &mut Key<'_>) {
     let name = key.name();
     key.delete();
     ctx.notify(EventClass::Generic, c"del", name);
-    ctx.replicate(c"DEL", name, &[]);
+    Effect::Del.replicate(ctx, name);
     ctx.signal_modified(name);
 }
 
@@ -121,7 +216,10 @@ pub fn release_member(ctx: &Ctx, key: &mut Key<'_>, member: Arg<'_>) -> bool {
     if key.kind() == KeyKind::Empty {
         ctx.notify(EventClass::Generic, c"del", name);
     }
-    ctx.replicate(c"ZREM", name, &[member.as_bytes()]);
+    Effect::Zrem {
+        member: member.as_bytes(),
+    }
+    .replicate(ctx, name);
     ctx.signal_modified(name);
     true
 }

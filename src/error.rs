@@ -3,25 +3,28 @@
 
 use std::borrow::Cow;
 
+use goblin_core::counter::CounterError;
+use goblin_core::window::ExpireOverflow;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandError {
-    /// Wrong number of arguments; carries the lower-case command name.
-    WrongArity(&'static str),
+    /// Wrong number of arguments.
+    WrongArity,
     NotInteger,
     NotFloat,
     WrongType,
     IncrementOverflow,
     /// The absolute expiry does not fit in a signed 64-bit millisecond timestamp.
-    InvalidExpire(&'static str),
+    InvalidExpire,
     /// A Rust panic was caught at the command boundary instead of killing the server.
     Internal,
 }
 
 impl CommandError {
-    /// The error reply, with its error code as the first word.
-    pub fn reply_text(&self) -> Cow<'static, str> {
+    /// The error reply of command `name` (lower case), with its error code as the first word.
+    pub fn reply_text(&self, name: &str) -> Cow<'static, str> {
         match self {
-            Self::WrongArity(name) => {
+            Self::WrongArity => {
                 format!("ERR wrong number of arguments for '{name}' command").into()
             }
             Self::NotInteger => "ERR value is not an integer or out of range".into(),
@@ -30,11 +33,24 @@ impl CommandError {
                 "WRONGTYPE Operation against a key holding the wrong kind of value".into()
             }
             Self::IncrementOverflow => "ERR increment or decrement would overflow".into(),
-            Self::InvalidExpire(name) => {
-                format!("ERR invalid expire time in '{name}' command").into()
-            }
+            Self::InvalidExpire => format!("ERR invalid expire time in '{name}' command").into(),
             Self::Internal => "ERR goblin internal error (see the server log)".into(),
         }
+    }
+}
+
+impl From<CounterError> for CommandError {
+    fn from(error: CounterError) -> Self {
+        match error {
+            CounterError::IncrementOverflow => CommandError::IncrementOverflow,
+            CounterError::ExpireOverflow => CommandError::InvalidExpire,
+        }
+    }
+}
+
+impl From<ExpireOverflow> for CommandError {
+    fn from(_: ExpireOverflow) -> Self {
+        CommandError::InvalidExpire
     }
 }
 
@@ -45,15 +61,15 @@ mod tests {
     #[test]
     fn replies_match_the_servers_own_wording() {
         assert_eq!(
-            CommandError::WrongArity("goblin.zwindow").reply_text(),
+            CommandError::WrongArity.reply_text("goblin.zwindow"),
             "ERR wrong number of arguments for 'goblin.zwindow' command"
         );
         assert_eq!(
-            CommandError::InvalidExpire("goblin.increx").reply_text(),
+            CommandError::InvalidExpire.reply_text("goblin.increx"),
             "ERR invalid expire time in 'goblin.increx' command"
         );
         assert!(CommandError::WrongType
-            .reply_text()
+            .reply_text("goblin.cad")
             .starts_with("WRONGTYPE "));
     }
 }

@@ -321,7 +321,10 @@ const COLORS: [RGBColor; 4] = [
     RGBColor(40, 150, 80),
     RGBColor(150, 90, 180),
 ];
-const _: () = assert!(COLORS.len() >= Flavor::ALL.len(), "a colour for every server");
+const _: () = assert!(
+    COLORS.len() >= Flavor::ALL.len(),
+    "a colour for every server"
+);
 
 /// Three panels: throughput ratios, time per call against members, against evictions.
 pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {

@@ -1,8 +1,6 @@
 //! The pure decision behind GOBLIN.INCREX: what the counter becomes and what happens to its TTL.
 //! No server here; `increx.rs` reads the key, asks this module, and carries out the answer.
 
-use crate::error::CommandError;
-
 /// What happens to the counter's TTL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CounterTtl {
@@ -12,6 +10,15 @@ pub enum CounterTtl {
     ArmAt(i64),
     /// The first hit with `seconds <= 0`: like EXPIRE with a past time, the key goes at once.
     DeleteNow,
+}
+
+/// Why a hit cannot be counted; nothing is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CounterError {
+    /// The counter is at `i64::MAX`.
+    IncrementOverflow,
+    /// The first hit's expiry does not fit a signed 64-bit Unix time in milliseconds.
+    ExpireOverflow,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,12 +34,11 @@ pub fn plan(
     current: Option<i64>,
     seconds: i64,
     now_ms: impl FnOnce() -> i64,
-    command: &'static str,
-) -> Result<CounterPlan, CommandError> {
+) -> Result<CounterPlan, CounterError> {
     let value = current
         .unwrap_or(0)
         .checked_add(1)
-        .ok_or(CommandError::IncrementOverflow)?;
+        .ok_or(CounterError::IncrementOverflow)?;
     if value != 1 {
         return Ok(CounterPlan {
             value,
@@ -44,7 +50,7 @@ pub fn plan(
     let expire_at = seconds
         .checked_mul(1000)
         .and_then(|ms| ms.checked_add(now_ms))
-        .ok_or(CommandError::InvalidExpire(command))?;
+        .ok_or(CounterError::ExpireOverflow)?;
     let ttl = if expire_at <= now_ms {
         CounterTtl::DeleteNow
     } else {
@@ -96,25 +102,24 @@ mod tests {
 
     const NOW: i64 = 1_700_000_000_000;
     const CLOCK: fn() -> i64 = || NOW;
-    const CMD: &str = "goblin.increx";
 
     #[test]
     fn first_hit_on_a_missing_key_arms_the_window() {
-        let plan = plan(None, 60, CLOCK, CMD).unwrap();
+        let plan = plan(None, 60, CLOCK).unwrap();
         assert_eq!(plan.value, 1);
         assert_eq!(plan.ttl, CounterTtl::ArmAt(NOW + 60_000));
     }
 
     #[test]
     fn later_hits_do_not_read_the_clock() {
-        let plan = plan(Some(4), 60, || panic!("the clock was read"), CMD).unwrap();
+        let plan = plan(Some(4), 60, || panic!("the clock was read")).unwrap();
         assert_eq!(plan.value, 5);
     }
 
     #[test]
     fn later_hits_leave_the_ttl_alone() {
         assert_eq!(
-            plan(Some(4), 60, CLOCK, CMD).unwrap(),
+            plan(Some(4), 60, CLOCK).unwrap(),
             CounterPlan {
                 value: 5,
                 ttl: CounterTtl::Keep
@@ -125,51 +130,42 @@ mod tests {
     #[test]
     fn a_counter_at_zero_rearms_like_the_lua_idiom() {
         assert_eq!(
-            plan(Some(0), 5, CLOCK, CMD).unwrap().ttl,
+            plan(Some(0), 5, CLOCK).unwrap().ttl,
             CounterTtl::ArmAt(NOW + 5000)
         );
     }
 
     #[test]
     fn non_positive_seconds_delete_at_once() {
-        assert_eq!(
-            plan(None, 0, CLOCK, CMD).unwrap().ttl,
-            CounterTtl::DeleteNow
-        );
-        assert_eq!(
-            plan(None, -3, CLOCK, CMD).unwrap().ttl,
-            CounterTtl::DeleteNow
-        );
+        assert_eq!(plan(None, 0, CLOCK).unwrap().ttl, CounterTtl::DeleteNow);
+        assert_eq!(plan(None, -3, CLOCK).unwrap().ttl, CounterTtl::DeleteNow);
     }
 
     #[test]
     fn a_non_positive_window_only_matters_on_the_first_hit() {
-        assert_eq!(plan(Some(1), -3, CLOCK, CMD).unwrap().ttl, CounterTtl::Keep);
+        assert_eq!(plan(Some(1), -3, CLOCK).unwrap().ttl, CounterTtl::Keep);
     }
 
     #[test]
     fn overflowing_expiry_is_an_error_not_an_immortal_counter() {
         for seconds in [i64::MAX, i64::MAX / 1000, i64::MIN, i64::MIN / 999] {
             assert_eq!(
-                plan(None, seconds, CLOCK, CMD),
-                Err(CommandError::InvalidExpire(CMD)),
+                plan(None, seconds, CLOCK),
+                Err(CounterError::ExpireOverflow),
                 "seconds={seconds}"
             );
         }
         // Only the first hit arms a TTL, so only the first hit can overflow it.
-        assert!(plan(Some(7), i64::MAX, CLOCK, CMD).is_ok());
+        assert!(plan(Some(7), i64::MAX, CLOCK).is_ok());
     }
 
     #[test]
     fn increment_overflow_is_refused() {
         assert_eq!(
-            plan(Some(i64::MAX), 60, CLOCK, CMD),
-            Err(CommandError::IncrementOverflow)
+            plan(Some(i64::MAX), 60, CLOCK),
+            Err(CounterError::IncrementOverflow)
         );
-        assert_eq!(
-            plan(Some(i64::MIN), 60, CLOCK, CMD).unwrap().value,
-            i64::MIN + 1
-        );
+        assert_eq!(plan(Some(i64::MIN), 60, CLOCK).unwrap().value, i64::MIN + 1);
     }
 
     #[test]

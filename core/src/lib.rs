@@ -1,9 +1,9 @@
-//! The pure engine of Goblin: what a counter and its TTL become, where a window starts, who gets
-//! a slot, when a key expires, and the exact decimal text of replicated numbers. No server
-//! here, so all of it is unit-tested and fuzzed without one; the module crate only adapts it
-//! to the server.
+//! The pure engine of Goblin: what a counter and its TTL become, ZWINDOW's whole algorithm over
+//! a small sorted-set trait, when a key expires, and the exact decimal text of replicated
+//! numbers. No server here, and nothing of the wire (command names, error texts, reply codes):
+//! all of it is unit-tested and fuzzed without a server; the module crate adapts it.
 
 pub mod counter;
 pub mod decimal;
-pub mod error;
+pub mod model;
 pub mod window;

@@ -1,7 +1,41 @@
-//! The pure decision behind GOBLIN.ZWINDOW: where the window starts, whether a member is
-//! admitted, refreshed or rejected, and when the key expires. No server here.
+//! GOBLIN.ZWINDOW's algorithm, whole: where the window starts, which members leave it and how
+//! many in one call, who gets a slot, and when the key expires. It runs over a `SortedWindow`,
+//! the few sorted-set operations it needs: the server's sorted set in the module, a `BTreeMap`
+//! model (`crate::model`) in the unit tests and the fuzzer.
 
-use crate::error::CommandError;
+/// The sorted-set operations the algorithm needs.
+pub trait SortedWindow {
+    /// A member, as the store takes it (the client's argument in the server, bytes in the
+    /// model).
+    type Member: ?Sized;
+
+    /// Removes members scored at or below `upper`, lowest first, at most `max` of them.
+    /// Returns how many went and the highest score removed (`-inf` if none). A set emptied
+    /// here is deleted, as ZREMRANGEBYSCORE does.
+    fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64);
+    /// The lowest score, if the set has a member.
+    fn lowest_score(&self) -> Option<f64>;
+    /// The number of members (ZCARD).
+    fn cardinality(&self) -> usize;
+    /// How many members score above `cutoff`, counting down from the highest and stopping at
+    /// `cap`.
+    fn count_above(&self, cutoff: f64, cap: usize) -> usize;
+    /// The score of `member`, if it is in the set.
+    fn score(&self, member: &Self::Member) -> Option<f64>;
+    /// Adds `member` at `score`, or moves it there; creates the set if needed.
+    fn add(&mut self, score: f64, member: &Self::Member) -> Zadded;
+}
+
+/// What adding a member did to the set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Zadded {
+    /// A new member.
+    Added,
+    /// An existing member, at a new score.
+    Moved,
+    /// An existing member, already at that score.
+    Unchanged,
+}
 
 /// Members scored at or below the cutoff have left the window. Inclusive, and open to
 /// `-inf` below, as `ZREMRANGEBYSCORE key -inf cutoff`.
@@ -15,6 +49,39 @@ pub fn cutoff(now: f64, window: f64) -> f64 {
 /// call removes a slice (about 0.2 to 0.4 ms of work) and later calls the rest, while the
 /// admit decision still counts only the members inside the window.
 pub const EVICTION_BUDGET: usize = 1024;
+
+/// What `evict` removed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Eviction {
+    pub count: usize,
+    /// Every member scored at or below this was removed, and nothing above it: what the
+    /// replicas are told (`ZREMRANGEBYSCORE key -inf through`).
+    pub through: f64,
+    /// Whether no member at or below the cutoff is left.
+    pub complete: bool,
+}
+
+/// Removes the members that have left the window, lowest first: all of them, or, once
+/// `EVICTION_BUDGET` are gone, only the rest of those tied at the last score removed, so that
+/// "everything at or below `through`" is exactly what was removed.
+pub fn evict<W: SortedWindow>(set: &mut W, cutoff: f64) -> Eviction {
+    let (count, last) = set.remove_lowest(cutoff, EVICTION_BUDGET);
+    if count < EVICTION_BUDGET {
+        return Eviction {
+            count,
+            through: cutoff,
+            complete: true,
+        };
+    }
+    // Out of budget. Every member below `last` is gone, so what is left at or below it is tied
+    // at it: those go too.
+    let (ties, _) = set.remove_lowest(last, usize::MAX);
+    Eviction {
+        count: count + ties,
+        through: last,
+        complete: set.lowest_score().is_none_or(|lowest| lowest > cutoff),
+    }
+}
 
 /// How far to count members inside the window, when old ones are still in the set: the
 /// decision only asks "fewer than `limit`?", so counting stops there.
@@ -30,15 +97,6 @@ pub enum Verdict {
     Reject,
 }
 
-impl Verdict {
-    pub fn reply(self) -> i64 {
-        match self {
-            Self::Grant => 1,
-            Self::Reject => 0,
-        }
-    }
-}
-
 /// Decides after eviction, with `in_window` members left. `holds_slot` (is `member` one of
 /// them?) is asked only when the window is full: with room, newcomer and holder are granted
 /// alike, and a lookup saved is a sorted-set search saved on the hot path.
@@ -52,6 +110,66 @@ pub fn decide(in_window: usize, limit: i64, holds_slot: impl FnOnce() -> bool) -
     }
 }
 
+/// What a call did for its member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// A newcomer got a slot: added to the set, or, if it was still waiting to be evicted,
+    /// moved back into the window.
+    Admitted(Zadded),
+    /// A holder renewed its slot.
+    Refreshed(Zadded),
+    /// A newcomer and the window was full.
+    Rejected,
+}
+
+impl Admission {
+    pub fn granted(self) -> bool {
+        !matches!(self, Admission::Rejected)
+    }
+
+    /// What the set did, when the member was recorded.
+    pub fn zadded(self) -> Option<Zadded> {
+        match self {
+            Admission::Admitted(zadded) | Admission::Refreshed(zadded) => Some(zadded),
+            Admission::Rejected => None,
+        }
+    }
+}
+
+/// Admits, refreshes or rejects `member` at `now`, after `evict`.
+pub fn admit<W: SortedWindow>(
+    set: &mut W,
+    eviction: &Eviction,
+    cutoff: f64,
+    limit: i64,
+    now: f64,
+    member: &W::Member,
+) -> Admission {
+    // Only members inside the window count, even when old ones are still waiting to go. The
+    // set's length bounds that count, so it settles "is there room?" whenever it is below the
+    // limit; only a full-looking set with old members left needs counting.
+    let len = set.cardinality();
+    let in_window = if eviction.complete || i64::try_from(len).is_ok_and(|n| n < limit) {
+        len
+    } else {
+        set.count_above(cutoff, count_cap(limit))
+    };
+    let verdict = decide(in_window, limit, || {
+        set.score(member).is_some_and(|score| score > cutoff)
+    });
+    if verdict == Verdict::Reject {
+        return Admission::Rejected;
+    }
+    // A member still waiting to be evicted comes back as a newcomer, though the set only
+    // moves its score.
+    let stale = !eviction.complete && set.score(member).is_some_and(|score| score <= cutoff);
+    match set.add(now, member) {
+        Zadded::Added => Admission::Admitted(Zadded::Added),
+        zadded if stale => Admission::Admitted(zadded),
+        zadded => Admission::Refreshed(zadded),
+    }
+}
+
 /// When the key expires after an admit or refresh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowExpiry {
@@ -61,34 +179,34 @@ pub enum WindowExpiry {
     Immediately,
 }
 
+/// The expiry does not fit a signed 64-bit Unix time in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpireOverflow;
+
 /// `window` seconds after the server's clock, rounded *up* to the millisecond. Rounding down
 /// (the seed's `EXPIRE floor(window)`) would drop members still inside a fractional window
 /// and let the limiter admit more than `limit`; `floor(0.5)` would even delete every admit.
-pub fn expiry(
-    window: f64,
-    now_ms: i64,
-    command: &'static str,
-) -> Result<WindowExpiry, CommandError> {
+pub fn expiry(window: f64, now_ms: i64) -> Result<WindowExpiry, ExpireOverflow> {
     if window <= 0.0 {
         return Ok(WindowExpiry::Immediately);
     }
     let ttl_ms = (window * 1000.0).ceil();
     // 2^63 is exactly representable; anything at or above it does not fit an i64.
     if ttl_ms >= 9_223_372_036_854_775_808.0 {
-        return Err(CommandError::InvalidExpire(command));
+        return Err(ExpireOverflow);
     }
     now_ms
         .checked_add(ttl_ms as i64)
         .map(WindowExpiry::At)
-        .ok_or(CommandError::InvalidExpire(command))
+        .ok_or(ExpireOverflow)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ModelWindow;
 
     const NOW_MS: i64 = 1_700_000_000_000;
-    const CMD: &str = "goblin.zwindow";
 
     #[test]
     fn cutoff_is_now_minus_window() {
@@ -136,49 +254,144 @@ mod tests {
 
     #[test]
     fn whole_windows_expire_like_expire_window() {
-        assert_eq!(
-            expiry(10.0, NOW_MS, CMD),
-            Ok(WindowExpiry::At(NOW_MS + 10_000))
-        );
+        assert_eq!(expiry(10.0, NOW_MS), Ok(WindowExpiry::At(NOW_MS + 10_000)));
     }
 
     #[test]
     fn fractional_windows_round_up_to_the_millisecond() {
-        assert_eq!(expiry(0.5, NOW_MS, CMD), Ok(WindowExpiry::At(NOW_MS + 500)));
-        assert_eq!(
-            expiry(2.5, NOW_MS, CMD),
-            Ok(WindowExpiry::At(NOW_MS + 2500))
-        );
-        assert_eq!(
-            expiry(0.0001, NOW_MS, CMD),
-            Ok(WindowExpiry::At(NOW_MS + 1))
-        );
-        assert_eq!(
-            expiry(1.0005, NOW_MS, CMD),
-            Ok(WindowExpiry::At(NOW_MS + 1001))
-        );
+        assert_eq!(expiry(0.5, NOW_MS), Ok(WindowExpiry::At(NOW_MS + 500)));
+        assert_eq!(expiry(2.5, NOW_MS), Ok(WindowExpiry::At(NOW_MS + 2500)));
+        assert_eq!(expiry(0.0001, NOW_MS), Ok(WindowExpiry::At(NOW_MS + 1)));
+        assert_eq!(expiry(1.0005, NOW_MS), Ok(WindowExpiry::At(NOW_MS + 1001)));
     }
 
     #[test]
     fn non_positive_windows_expire_at_once() {
-        assert_eq!(expiry(0.0, NOW_MS, CMD), Ok(WindowExpiry::Immediately));
-        assert_eq!(expiry(-0.0, NOW_MS, CMD), Ok(WindowExpiry::Immediately));
-        assert_eq!(expiry(-30.0, NOW_MS, CMD), Ok(WindowExpiry::Immediately));
+        assert_eq!(expiry(0.0, NOW_MS), Ok(WindowExpiry::Immediately));
+        assert_eq!(expiry(-0.0, NOW_MS), Ok(WindowExpiry::Immediately));
+        assert_eq!(expiry(-30.0, NOW_MS), Ok(WindowExpiry::Immediately));
     }
 
     #[test]
     fn windows_past_the_millisecond_clock_are_invalid() {
         for window in [1e300, 9.3e15, f64::MAX] {
             assert_eq!(
-                expiry(window, NOW_MS, CMD),
-                Err(CommandError::InvalidExpire(CMD)),
+                expiry(window, NOW_MS),
+                Err(ExpireOverflow),
                 "window={window}"
             );
         }
         // Fits in i64 by itself, but not added to the clock.
+        assert_eq!(expiry(9.223371e15, NOW_MS), Err(ExpireOverflow));
+    }
+
+    fn window_of(members: &[(&str, f64)]) -> ModelWindow {
+        let mut set = ModelWindow::default();
+        for (member, score) in members {
+            set.add(*score, member.as_bytes());
+        }
+        set
+    }
+
+    #[test]
+    fn eviction_removes_everything_at_or_below_the_cutoff() {
+        let mut set = window_of(&[("a", 1.0), ("b", 5.0), ("c", 6.0)]);
+        let eviction = evict(&mut set, 5.0);
         assert_eq!(
-            expiry(9.223371e15, NOW_MS, CMD),
-            Err(CommandError::InvalidExpire(CMD))
+            eviction,
+            Eviction {
+                count: 2,
+                through: 5.0,
+                complete: true
+            }
+        );
+        assert_eq!(set.members(), [(b"c".to_vec(), 6.0)]);
+    }
+
+    #[test]
+    fn eviction_stops_at_the_budget_but_takes_every_tie() {
+        let mut set = ModelWindow::default();
+        for i in 0..EVICTION_BUDGET + 500 {
+            // Members 1000 to 1099 share the score 1000.0.
+            let score = if (1000..1100).contains(&i) {
+                1000.0
+            } else {
+                i as f64
+            };
+            set.add(score, format!("m{i}").as_bytes());
+        }
+        let eviction = evict(&mut set, 1e9);
+        assert_eq!(eviction.through, 1000.0);
+        assert_eq!(
+            eviction.count, 1100,
+            "the budget, then every member tied at the last score"
+        );
+        assert!(!eviction.complete);
+        assert_eq!(set.lowest_score(), Some(1100.0));
+        let rest = evict(&mut set, 1e9);
+        assert_eq!(
+            rest,
+            Eviction {
+                count: EVICTION_BUDGET + 500 - 1100,
+                through: 1e9,
+                complete: true
+            }
+        );
+    }
+
+    #[test]
+    fn exactly_the_budget_is_complete_and_says_through_the_last_score() {
+        let mut set = ModelWindow::default();
+        for i in 0..EVICTION_BUDGET {
+            set.add(i as f64, format!("m{i}").as_bytes());
+        }
+        set.add(5000.0, b"inside");
+        let eviction = evict(&mut set, 2000.0);
+        assert_eq!(eviction.count, EVICTION_BUDGET);
+        assert_eq!(eviction.through, (EVICTION_BUDGET - 1) as f64);
+        assert!(eviction.complete);
+    }
+
+    #[test]
+    fn a_holder_keeps_its_slot_and_a_newcomer_waits() {
+        let mut set = window_of(&[("worker-1", 5000.0)]);
+        let cutoff = cutoff(5001.0, 30.0);
+        let eviction = evict(&mut set, cutoff);
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 1, 5001.0, b"worker-2"),
+            Admission::Rejected
+        );
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 1, 5020.0, b"worker-1"),
+            Admission::Refreshed(Zadded::Moved)
+        );
+        assert_eq!(set.members(), [(b"worker-1".to_vec(), 5020.0)]);
+    }
+
+    #[test]
+    fn with_a_backlog_only_members_inside_the_window_count() {
+        // 2,000 old members, too many to evict in one call, and one inside the window.
+        let mut set = ModelWindow::default();
+        for i in 0..2000 {
+            set.add(i as f64, format!("old{i}").as_bytes());
+        }
+        set.add(10_000.0, b"inside");
+        let cutoff = 5000.0;
+        let eviction = evict(&mut set, cutoff);
+        assert!(!eviction.complete);
+        // Limit 2: one member inside, so there is room, though the set holds ~977.
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 2, 10_001.0, b"new"),
+            Admission::Admitted(Zadded::Added)
+        );
+        // A member still waiting to be evicted is a newcomer, and the window is now full.
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 2, 10_002.0, b"old1999"),
+            Admission::Rejected
+        );
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 3, 10_002.0, b"old1999"),
+            Admission::Admitted(Zadded::Moved)
         );
     }
 }

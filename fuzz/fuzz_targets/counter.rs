@@ -1,8 +1,7 @@
 //! GOBLIN.INCREX's pure core: the stored-value parser and the counter plan, on any input.
 #![no_main]
 
-use goblin_core::counter::{parse_stored, plan, CounterTtl};
-use goblin_core::error::CommandError;
+use goblin_core::counter::{parse_stored, plan, CounterError, CounterTtl};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -32,7 +31,7 @@ fuzz_target!(|data: &[u8]| {
             0,
         ]) << 20,
     );
-    match plan(current, seconds, || now, "goblin.increx") {
+    match plan(current, seconds, || now) {
         Ok(p) => {
             assert_eq!(Some(p.value), current.unwrap_or(0).checked_add(1));
             match p.ttl {
@@ -51,14 +50,13 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
         }
-        Err(CommandError::IncrementOverflow) => assert_eq!(current, Some(i64::MAX)),
-        Err(CommandError::InvalidExpire(_)) => {
+        Err(CounterError::IncrementOverflow) => assert_eq!(current, Some(i64::MAX)),
+        Err(CounterError::ExpireOverflow) => {
             assert_eq!(current.unwrap_or(0), 0);
             assert!(seconds
                 .checked_mul(1000)
                 .and_then(|ms| ms.checked_add(now))
                 .is_none());
         }
-        Err(other) => panic!("unexpected {other:?}"),
     }
 });

@@ -2,36 +2,48 @@
 //! still holds the caller's token, or gives back a GOBLIN.ZWINDOW lease or permit (the member
 //! `value`) at once instead of waiting for it to age out.
 
+use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects;
 use crate::error::CommandError;
-use crate::server::{Arg, Command, Ctx, KeyKind};
-use crate::stats::{self, CommandStats};
+use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::stats::{CommandStats, Counter};
 
-pub struct Cad;
+pub struct GoblinCad;
 
-struct CadArgs<'call> {
+static STATS: CommandStats = CommandStats::new();
+/// Calls that released a lock or a member.
+static RELEASED: Counter = Counter::new();
+
+pub struct CadArgs<'call> {
     key: Arg<'call>,
     value: Arg<'call>,
 }
 
-impl<'call> CadArgs<'call> {
-    fn parse(args: &[Arg<'call>]) -> Result<Self, CommandError> {
-        let [_, key, value] = args else {
-            return Err(CommandError::WrongArity(Cad::NAME));
-        };
-        Ok(Self {
-            key: *key,
-            value: *value,
-        })
+impl Command for GoblinCad {
+    // A deletion: allowed under maxmemory like DEL, so a lock can always be released.
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.cad",
+        flags: c"write fast",
+        acl_categories: c"write fast",
+        summary: c"Deletes key if it is a string equal to value, or removes member value if it is a sorted set (releases a lock or a ZWINDOW lease).",
+        complexity: c"O(1) for strings, O(log(N)) for a sorted set of N members.",
+        since: c"0.1.0",
+        key: KeyAccess::ReadDelete,
+        args: &[ArgDoc::key(c"key"), ArgDoc::string(c"value")],
+        stats: &STATS,
+        info_name: "cad",
+        outcomes: &[("released", &RELEASED)],
+    };
+
+    type Args<'call> = CadArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<CadArgs<'call>, CommandError> {
+        let (key, value) = (args.next()?, args.next()?);
+        args.finish()?;
+        Ok(CadArgs { key, value })
     }
-}
 
-impl Command for Cad {
-    const NAME: &'static str = "goblin.cad";
-    const STATS: &'static CommandStats = &stats::CAD;
-
-    fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError> {
-        let args = CadArgs::parse(args)?;
+    fn run<'call>(ctx: &'call Ctx, args: CadArgs<'call>) -> Result<Reply<'call>, CommandError> {
         let mut key = ctx.open_key(args.key);
         let released = match key.kind() {
             KeyKind::Empty => false,
@@ -46,8 +58,8 @@ impl Command for Cad {
             KeyKind::Other => return Err(CommandError::WrongType),
         };
         if released {
-            stats::RELEASED.add(1);
+            RELEASED.add(1);
         }
-        Ok(i64::from(released))
+        Ok(Reply::Int(i64::from(released)))
     }
 }

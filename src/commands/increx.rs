@@ -1,36 +1,50 @@
 //! GOBLIN.INCREX key seconds: INCR, and EXPIRE on the first hit, as one atomic command.
 
-use crate::counter;
+use goblin_core::counter;
+
+use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects;
 use crate::error::CommandError;
-use crate::server::{Arg, Command, Ctx, KeyKind};
-use crate::stats::{self, CommandStats};
+use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::stats::CommandStats;
 
-pub struct Increx;
+pub struct GoblinIncrex;
 
-struct IncrexArgs<'call> {
+static STATS: CommandStats = CommandStats::new();
+
+pub struct IncrexArgs<'call> {
     key: Arg<'call>,
     seconds: i64,
 }
 
-impl<'call> IncrexArgs<'call> {
-    fn parse(args: &[Arg<'call>]) -> Result<Self, CommandError> {
-        let [_, key, seconds] = args else {
-            return Err(CommandError::WrongArity(Increx::NAME));
-        };
-        Ok(Self {
-            key: *key,
+impl Command for GoblinIncrex {
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.increx",
+        flags: c"write deny-oom fast",
+        acl_categories: c"write string fast",
+        summary: c"Increments the integer at key and arms a TTL of seconds on the first hit (a fixed-window counter).",
+        complexity: c"O(1)",
+        since: c"0.1.0",
+        key: KeyAccess::ReadUpdate,
+        args: &[ArgDoc::key(c"key"), ArgDoc::integer(c"seconds")],
+        stats: &STATS,
+        info_name: "increx",
+        outcomes: &[],
+    };
+
+    type Args<'call> = IncrexArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<IncrexArgs<'call>, CommandError> {
+        let key = args.next()?;
+        let seconds = args.next()?;
+        args.finish()?;
+        Ok(IncrexArgs {
+            key,
             seconds: seconds.to_i64().ok_or(CommandError::NotInteger)?,
         })
     }
-}
 
-impl Command for Increx {
-    const NAME: &'static str = "goblin.increx";
-    const STATS: &'static CommandStats = &stats::INCREX;
-
-    fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError> {
-        let args = IncrexArgs::parse(args)?;
+    fn run<'call>(ctx: &'call Ctx, args: IncrexArgs<'call>) -> Result<Reply<'call>, CommandError> {
         let mut key = ctx.open_key(args.key);
         let current = match key.kind() {
             KeyKind::Empty => None,
@@ -41,8 +55,8 @@ impl Command for Increx {
             ),
             KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
         };
-        let plan = counter::plan(current, args.seconds, || ctx.now_ms(), Self::NAME)?;
+        let plan = counter::plan(current, args.seconds, || ctx.now_ms())?;
         effects::write_counter(ctx, &mut key, &plan);
-        Ok(plan.value)
+        Ok(Reply::Int(plan.value))
     }
 }

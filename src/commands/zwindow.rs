@@ -1,15 +1,26 @@
 //! GOBLIN.ZWINDOW key now window limit member: a sliding-window log in a sorted set. Evict what
-//! left the window, refresh a holder or admit a newcomer if there is room, re-arm the TTL.
+//! left the window, refresh a holder or admit a newcomer if there is room, re-arm the TTL. The
+//! algorithm is `goblin_core::window`, run on the key's sorted set.
 
+use goblin_core::window::{self, Admission};
+
+use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects;
 use crate::error::CommandError;
-use crate::server::{Arg, Command, Ctx, KeyKind, Zadded};
-use crate::stats::{self, CommandStats};
-use crate::window::{self, Verdict};
+use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::stats::{CommandStats, Counter};
 
-pub struct Zwindow;
+pub struct GoblinZwindow;
 
-struct ZwindowArgs<'call> {
+static STATS: CommandStats = CommandStats::new();
+/// Newcomers admitted, holders refreshed, newcomers rejected.
+static ADMITTED: Counter = Counter::new();
+static REFRESHED: Counter = Counter::new();
+static REJECTED: Counter = Counter::new();
+/// Members that left a window, over all calls.
+static EVICTED: Counter = Counter::new();
+
+pub struct ZwindowArgs<'call> {
     key: Arg<'call>,
     now: f64,
     window: f64,
@@ -24,63 +35,80 @@ fn finite(arg: Arg<'_>) -> Result<f64, CommandError> {
         .ok_or(CommandError::NotFloat)
 }
 
-impl<'call> ZwindowArgs<'call> {
-    fn parse(args: &[Arg<'call>]) -> Result<Self, CommandError> {
-        let [_, key, now, window, limit, member] = args else {
-            return Err(CommandError::WrongArity(Zwindow::NAME));
-        };
-        Ok(Self {
-            key: *key,
-            now: finite(*now)?,
-            window: finite(*window)?,
+impl Command for GoblinZwindow {
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.zwindow",
+        flags: c"write deny-oom",
+        acl_categories: c"write sortedset slow",
+        summary: c"Admits member into a sliding window of limit members (evicting members at or below now - window), refreshes a holder, or rejects; re-arms the TTL.",
+        complexity: c"O(log(N) + M) with N the members in the set and M the members evicted (at most about 1,024 per call).",
+        since: c"0.1.0",
+        key: KeyAccess::ReadUpdate,
+        args: &[
+            ArgDoc::key(c"key"),
+            ArgDoc::double(c"now"),
+            ArgDoc::double(c"window"),
+            ArgDoc::integer(c"limit"),
+            ArgDoc::string(c"member"),
+        ],
+        stats: &STATS,
+        info_name: "zwindow",
+        outcomes: &[
+            ("admitted", &ADMITTED),
+            ("refreshed", &REFRESHED),
+            ("rejected", &REJECTED),
+            ("evicted", &EVICTED),
+        ],
+    };
+
+    type Args<'call> = ZwindowArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<ZwindowArgs<'call>, CommandError> {
+        let (key, now, window, limit, member) = (
+            args.next()?,
+            args.next()?,
+            args.next()?,
+            args.next()?,
+            args.next()?,
+        );
+        args.finish()?;
+        Ok(ZwindowArgs {
+            key,
+            now: finite(now)?,
+            window: finite(window)?,
             limit: limit.to_i64().ok_or(CommandError::NotInteger)?,
-            member: *member,
+            member,
         })
     }
-}
 
-impl Command for Zwindow {
-    const NAME: &'static str = "goblin.zwindow";
-    const STATS: &'static CommandStats = &stats::ZWINDOW;
-
-    fn run<'call>(ctx: &'call Ctx, args: &'call [Arg<'call>]) -> Result<i64, CommandError> {
-        let args = ZwindowArgs::parse(args)?;
+    fn run<'call>(ctx: &'call Ctx, args: ZwindowArgs<'call>) -> Result<Reply<'call>, CommandError> {
         let mut key = ctx.open_key(args.key);
         if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
             return Err(CommandError::WrongType);
         }
         // Computed before the first write, so an invalid expiry leaves the key untouched.
-        let expiry = window::expiry(args.window, ctx.now_ms(), Self::NAME)?;
+        let expiry = window::expiry(args.window, ctx.now_ms())?;
 
         let cutoff = window::cutoff(args.now, args.window);
-        let eviction = effects::evict(ctx, &mut key, cutoff, window::EVICTION_BUDGET);
-        stats::EVICTED.add(eviction.count as u64);
-        // Only members inside the window count, even when old ones are still waiting to go.
-        // The set's length bounds that count, so it settles "is there room?" whenever it is
-        // below the limit; only a full-looking set with old members left needs counting.
-        let len = key.len();
-        let in_window = if eviction.complete || i64::try_from(len).is_ok_and(|n| n < args.limit) {
-            len
-        } else {
-            key.count_above(cutoff, window::count_cap(args.limit))
-        };
-        let verdict = window::decide(in_window, args.limit, || {
-            key.score(args.member).is_some_and(|score| score > cutoff)
-        });
-        match verdict {
-            Verdict::Grant => {
-                // A member still waiting to be evicted comes back as a newcomer, though the
-                // set only moves its score.
-                let stale = !eviction.complete
-                    && key.score(args.member).is_some_and(|score| score <= cutoff);
-                match effects::record(ctx, &mut key, args.member, args.now, expiry) {
-                    Zadded::Added => stats::ADMITTED.add(1),
-                    Zadded::Moved | Zadded::Unchanged if stale => stats::ADMITTED.add(1),
-                    Zadded::Moved | Zadded::Unchanged => stats::REFRESHED.add(1),
-                }
-            }
-            Verdict::Reject => stats::REJECTED.add(1),
+        let eviction = window::evict(&mut key, cutoff);
+        EVICTED.add(eviction.count as u64);
+        effects::evicted(ctx, &key, &eviction);
+        let admission = window::admit(
+            &mut key,
+            &eviction,
+            cutoff,
+            args.limit,
+            args.now,
+            &args.member,
+        );
+        match admission {
+            Admission::Admitted(_) => ADMITTED.add(1),
+            Admission::Refreshed(_) => REFRESHED.add(1),
+            Admission::Rejected => REJECTED.add(1),
         }
-        Ok(verdict.reply())
+        if admission.granted() {
+            effects::recorded(ctx, &mut key, admission, args.member, args.now, expiry);
+        }
+        Ok(Reply::Int(i64::from(admission.granted())))
     }
 }

@@ -6,6 +6,8 @@ use std::sync::OnceLock;
 
 use redis_module::raw;
 
+use super::api::optional_api;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Redis,

@@ -12,15 +12,14 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use redis_module::raw;
 
-use super::{Arg, CommandSpec, InfoSection};
+use super::api::optional_api;
+use super::{Arg, Registration};
 
-/// What `lib.rs` hands the server: the module's name and version, its command table and its
-/// INFO section.
+/// What `lib.rs` hands the server: the module's name, version and command table.
 pub struct ModuleSpec {
     pub name: &'static CStr,
     pub version: c_int,
-    pub commands: &'static [CommandSpec],
-    pub info: fn(&mut InfoSection),
+    pub commands: &'static [Registration],
 }
 
 /// The module arguments (`loadmodule /path/libgoblin.so allow-unload`).
@@ -118,16 +117,11 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     }
     let load = LoadCtx { ptr: ctx };
     // SAFETY: the server passes `argc` live, non-NULL strings for the duration of this call.
-    let args: &[Arg<'_>] = match usize::try_from(argc) {
-        Ok(len) if len > 0 && !argv.is_null() => unsafe {
-            std::slice::from_raw_parts(argv.cast::<Arg<'_>>(), len)
-        },
-        _ => &[],
-    };
+    let args = unsafe { Arg::view(argv, argc) };
     let loaded = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
         let options = Options::parse(args.iter().map(|arg| arg.as_bytes()))?;
         super::host::detect(ctx);
-        super::register(&load, module.commands, module.info)?;
+        super::register::register(&load, module.commands)?;
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
         LOADED_AT_COMMAND.store(commands_processed(ctx).unwrap_or(-1), Ordering::Relaxed);
         Ok(())

@@ -1,0 +1,99 @@
+//! Command arguments, borrowed from the server for the duration of one call, and read in order.
+
+use std::ffi::c_int;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use redis_module::raw;
+
+use super::api::api;
+use crate::error::CommandError;
+
+/// One command argument, borrowed from the server for the duration of the call.
+#[repr(transparent)]
+#[derive(Clone, Copy)]
+pub struct Arg<'call> {
+    ptr: NonNull<raw::RedisModuleString>,
+    _call: PhantomData<&'call ()>,
+}
+
+impl<'call> Arg<'call> {
+    pub(super) fn raw(self) -> *mut raw::RedisModuleString {
+        self.ptr.as_ptr()
+    }
+
+    /// Views the server's `argv` in place, without a copy or a retain.
+    ///
+    /// # Safety
+    /// `argv` holds `argc` non-NULL strings that live for `'call`.
+    pub(super) unsafe fn view(
+        argv: *mut *mut raw::RedisModuleString,
+        argc: c_int,
+    ) -> &'call [Arg<'call>] {
+        match usize::try_from(argc) {
+            // SAFETY: the caller's promise; `Arg` is a transparent non-null pointer, so the
+            // array can be viewed as it is.
+            Ok(len) if len > 0 && !argv.is_null() => unsafe {
+                std::slice::from_raw_parts(argv.cast::<Arg<'call>>(), len)
+            },
+            _ => &[],
+        }
+    }
+
+    /// The argument's bytes (binary safe).
+    pub fn as_bytes(self) -> &'call [u8] {
+        let mut len = 0usize;
+        // SAFETY: the server keeps argv alive until the command returns, and `'call` ends there.
+        unsafe {
+            let data = api!(RedisModule_StringPtrLen)(self.raw(), &mut len);
+            if data.is_null() || len == 0 {
+                return &[];
+            }
+            std::slice::from_raw_parts(data.cast::<u8>(), len)
+        }
+    }
+
+    /// A 64-bit integer, by the server's own parser (the one INCRBY and EXPIRE use).
+    pub fn to_i64(self) -> Option<i64> {
+        let mut value = 0;
+        // SAFETY: a live argument and a valid out pointer.
+        let status = unsafe { api!(RedisModule_StringToLongLong)(self.raw(), &mut value) };
+        (status == raw::REDISMODULE_OK as c_int).then_some(value)
+    }
+
+    /// A double, by the server's own parser (the one ZADD uses). May be infinite.
+    pub fn to_f64(self) -> Option<f64> {
+        let mut value = 0.0;
+        // SAFETY: a live argument and a valid out pointer.
+        let status = unsafe { api!(RedisModule_StringToDouble)(self.raw(), &mut value) };
+        (status == raw::REDISMODULE_OK as c_int).then_some(value)
+    }
+}
+
+/// The arguments after the command name, read in order by a command's parser. Running out is
+/// the arity error; so is one left over after the last.
+pub struct Args<'a, 'call> {
+    rest: std::slice::Iter<'a, Arg<'call>>,
+}
+
+impl<'a, 'call> Args<'a, 'call> {
+    /// `argv` without the command name.
+    pub fn after_name(argv: &'a [Arg<'call>]) -> Self {
+        Args {
+            rest: argv.get(1..).unwrap_or(&[]).iter(),
+        }
+    }
+
+    /// The next argument, which the grammar requires.
+    pub fn next(&mut self) -> Result<Arg<'call>, CommandError> {
+        self.rest.next().copied().ok_or(CommandError::WrongArity)
+    }
+
+    /// The grammar is complete: nothing may be left.
+    pub fn finish(self) -> Result<(), CommandError> {
+        match self.rest.len() {
+            0 => Ok(()),
+            _ => Err(CommandError::WrongArity),
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! The command call in progress: its clock, its key, and the channels a write is announced on
+//! (replication and the AOF, keyspace notifications, the modified-key signal).
+
+use std::ffi::{c_char, c_int, CStr};
+use std::ptr::NonNull;
+
+use redis_module::raw;
+
+use super::api::{api, optional_api};
+use super::host::host;
+use super::keys::Key;
+use super::Arg;
+use crate::command::Spec;
+
+/// Keyspace event classes used by Goblin's notifications.
+#[derive(Clone, Copy)]
+pub enum EventClass {
+    Generic,
+    /// `n`: a key was created.
+    New,
+    /// `x`: a key expired.
+    Expired,
+    String,
+    SortedSet,
+}
+
+/// The command call in progress.
+pub struct Ctx {
+    ptr: NonNull<raw::RedisModuleCtx>,
+    spec: &'static Spec,
+}
+
+impl Ctx {
+    pub(super) fn new(ptr: NonNull<raw::RedisModuleCtx>, spec: &'static Spec) -> Ctx {
+        Ctx { ptr, spec }
+    }
+
+    pub(super) fn raw(&self) -> *mut raw::RedisModuleCtx {
+        self.ptr.as_ptr()
+    }
+
+    /// The server's time in milliseconds, as EXPIRE would take it in this same call.
+    ///
+    /// Redis 7.2+ and Valkey take one snapshot of the clock when the outermost command starts
+    /// (`call()` updates the cached time and `cmd_time_snapshot` from it together), and every
+    /// EXPIRE inside that MULTI, script or function counts from it. The cached time is that
+    /// snapshot in microseconds. Redis 7.0 has neither, and its EXPIRE reads the wall clock.
+    pub fn now_ms(&self) -> i64 {
+        match optional_api!(RedisModule_CachedMicroseconds) {
+            // SAFETY: no arguments; returns the server's cached time.
+            Some(cached_us) => (unsafe { cached_us() }) / 1000,
+            // SAFETY: no arguments; returns the server's clock.
+            None => unsafe { api!(RedisModule_Milliseconds)() },
+        }
+    }
+
+    /// Opens the command's key as its spec says: for reading, or for reading and writing.
+    /// Opening does not create the key.
+    pub fn open_key<'call>(&'call self, name: Arg<'call>) -> Key<'call> {
+        Key::open(self, name, self.spec.key.writes())
+    }
+
+    /// Appends one core command on `key` to the replication stream and the AOF (see
+    /// `effects::Effect`). The server wraps all of one call's effects in MULTI/EXEC, so
+    /// replicas apply them atomically.
+    ///
+    /// Every argument here costs an allocation in the server, so the key is passed as the
+    /// client's own argument object (shared by reference count, not copied).
+    pub fn replicate(&self, command: &CStr, key: Arg<'_>, args: &[&[u8]]) {
+        let replicate = api!(RedisModule_Replicate);
+        let (ctx, cmd, key) = (self.raw(), command.as_ptr(), key.raw());
+        // An empty slice's pointer is dangling; the server reads 0 bytes from it, but hand it a
+        // real one anyway.
+        let b = |i: usize| match args[i] {
+            [] => (c"".as_ptr(), 0),
+            bytes => (bytes.as_ptr().cast::<c_char>(), bytes.len()),
+        };
+        // SAFETY: "s" takes a live RedisModuleString; each "b" a (pointer, length) pair that
+        // lives across the call. The server copies or retains everything before returning.
+        let status = unsafe {
+            match args.len() {
+                0 => replicate(ctx, cmd, c"s".as_ptr(), key),
+                1 => replicate(ctx, cmd, c"sb".as_ptr(), key, b(0).0, b(0).1),
+                2 => replicate(
+                    ctx,
+                    cmd,
+                    c"sbb".as_ptr(),
+                    key,
+                    b(0).0,
+                    b(0).1,
+                    b(1).0,
+                    b(1).1,
+                ),
+                3 => replicate(
+                    ctx,
+                    cmd,
+                    c"sbbb".as_ptr(),
+                    key,
+                    b(0).0,
+                    b(0).1,
+                    b(1).0,
+                    b(1).1,
+                    b(2).0,
+                    b(2).1,
+                ),
+                n => panic!("replicate takes a key and 0 to 3 arguments, got {n}"),
+            }
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("the server refused to replicate {command:?}");
+        }
+    }
+
+    /// Fires a keyspace notification for `key`.
+    pub fn notify(&self, class: EventClass, event: &CStr, key: Arg<'_>) {
+        let class = match class {
+            EventClass::Generic => raw::REDISMODULE_NOTIFY_GENERIC,
+            EventClass::New => raw::REDISMODULE_NOTIFY_NEW,
+            EventClass::Expired => raw::REDISMODULE_NOTIFY_EXPIRED,
+            EventClass::String => raw::REDISMODULE_NOTIFY_STRING,
+            EventClass::SortedSet => raw::REDISMODULE_NOTIFY_ZSET,
+        };
+        // SAFETY: live context, static event name, live key name.
+        unsafe {
+            api!(RedisModule_NotifyKeyspaceEvent)(self.raw(), class, event.as_ptr(), key.raw());
+        }
+    }
+
+    /// Fires what EXPIRE with a time in the past fires for the key it deletes: `expired` on
+    /// Valkey 8.1 and later, `del` elsewhere.
+    pub fn notify_expired_at_once(&self, key: Arg<'_>) {
+        if host().expire_in_the_past_fires_expired() {
+            self.notify(EventClass::Expired, c"expired", key);
+        } else {
+            self.notify(EventClass::Generic, c"del", key);
+        }
+    }
+
+    /// Tells WATCH and client-side caching that `key` changed.
+    pub fn signal_modified(&self, key: Arg<'_>) {
+        // SAFETY: live context and key name.
+        unsafe {
+            api!(RedisModule_SignalModifiedKey)(self.raw(), key.raw());
+        }
+    }
+
+    pub(super) fn log_warning(&self, message: &str) {
+        super::log(self.raw(), c"warning", message);
+    }
+}

@@ -1,0 +1,96 @@
+//! A key open for one call: what it holds, its length, its expiry, its deletion. Strings and
+//! sorted sets add their own operations (`strings.rs`, `zsets.rs`).
+
+use std::ffi::c_int;
+use std::ptr::NonNull;
+
+use redis_module::raw;
+
+use super::api::api;
+use super::{Arg, Ctx};
+
+/// What a key holds, as far as Goblin cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyKind {
+    Empty,
+    String,
+    SortedSet,
+    Other,
+}
+
+/// A key open for the call; closed when dropped.
+pub struct Key<'call> {
+    pub(super) ctx: &'call Ctx,
+    ptr: NonNull<raw::RedisModuleKey>,
+    name: Arg<'call>,
+}
+
+impl<'call> Key<'call> {
+    /// Opens `name`, for writing too if `write`. Opening does not create the key.
+    pub(super) fn open(ctx: &'call Ctx, name: Arg<'call>, write: bool) -> Key<'call> {
+        let mut mode = raw::REDISMODULE_READ;
+        if write {
+            mode |= raw::REDISMODULE_WRITE;
+        }
+        // SAFETY: a live context and key name. A write-mode open never returns NULL; a
+        // read-mode open of a missing key may, which the panic below reports as an internal
+        // error (no command opens a key read-only yet).
+        let ptr = unsafe { api!(RedisModule_OpenKey)(ctx.raw(), name.raw(), mode as c_int) };
+        let ptr = NonNull::new(ptr.cast::<raw::RedisModuleKey>())
+            .unwrap_or_else(|| panic!("RedisModule_OpenKey returned NULL"));
+        Key { ctx, ptr, name }
+    }
+
+    pub(super) fn raw(&self) -> *mut raw::RedisModuleKey {
+        self.ptr.as_ptr()
+    }
+
+    pub fn name(&self) -> Arg<'call> {
+        self.name
+    }
+
+    pub fn kind(&self) -> KeyKind {
+        // SAFETY: an open key.
+        let kind = unsafe { api!(RedisModule_KeyType)(self.raw()) } as isize;
+        match kind {
+            raw::REDISMODULE_KEYTYPE_EMPTY => KeyKind::Empty,
+            raw::REDISMODULE_KEYTYPE_STRING => KeyKind::String,
+            raw::REDISMODULE_KEYTYPE_ZSET => KeyKind::SortedSet,
+            _ => KeyKind::Other,
+        }
+    }
+
+    /// String length, or the number of members of a sorted set; 0 for an empty key.
+    pub fn len(&self) -> usize {
+        // SAFETY: an open key.
+        unsafe { api!(RedisModule_ValueLength)(self.raw()) }
+    }
+
+    /// Arms the TTL at an absolute Unix time in milliseconds. The key must exist.
+    /// (There is deliberately no reader of the expiry: Redis 8.2 crashes reading the expiry of
+    /// a key that does not exist, and in-place writes make reading it unnecessary.)
+    pub fn set_abs_expire(&mut self, at_ms: i64) {
+        // SAFETY: an open write-mode key.
+        let status = unsafe { api!(RedisModule_SetAbsExpire)(self.raw(), at_ms) };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("RedisModule_SetAbsExpire refused {at_ms}");
+        }
+    }
+
+    /// Deletes the key; the handle then reads as empty. Unlinked: a large value (a window
+    /// deleted by `window <= 0`) is freed in the background where the server can, instead of
+    /// blocking this call.
+    pub fn delete(&mut self) {
+        // SAFETY: an open write-mode key.
+        unsafe {
+            api!(RedisModule_UnlinkKey)(self.raw());
+        }
+    }
+}
+
+impl Drop for Key<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the key was opened by `Key::open` and is closed exactly once.
+        unsafe { api!(RedisModule_CloseKey)(self.raw()) }
+    }
+}

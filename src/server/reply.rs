@@ -1,0 +1,65 @@
+//! What a command answers, and how it goes on the wire: each variant is written with the
+//! server's own reply function, which picks the RESP2 or RESP3 form the client speaks (a null
+//! is `$-1` or `_`, a double a bulk string or `,`), exactly as the server's commands do.
+
+use std::borrow::Cow;
+use std::ffi::{c_char, c_long};
+
+use redis_module::raw;
+
+use super::api::api;
+use super::Ctx;
+
+/// A command's reply.
+#[derive(Debug, Clone, PartialEq)]
+// Bulk, Null, Double and Array are the native stand-ins' replies, not yet the GOBLIN.* ones'.
+#[allow(dead_code)]
+pub enum Reply<'call> {
+    Int(i64),
+    /// A bulk string.
+    Bulk(Cow<'call, [u8]>),
+    /// The null reply.
+    Null,
+    /// A double: a bulk string in RESP2, a double in RESP3, formatted by the server.
+    Double(f64),
+    Array(Vec<Reply<'call>>),
+}
+
+impl Reply<'_> {
+    /// Writes the reply on the call's context.
+    pub(super) fn send(&self, ctx: &Ctx) {
+        self.write(ctx.raw());
+    }
+
+    fn write(&self, ctx: *mut raw::RedisModuleCtx) {
+        // SAFETY: a live context; each call writes one reply element, arrays their length
+        // first and then exactly that many elements; buffers live across their call.
+        unsafe {
+            match self {
+                Reply::Int(value) => {
+                    api!(RedisModule_ReplyWithLongLong)(ctx, *value);
+                }
+                Reply::Bulk(bytes) => {
+                    let text = if bytes.is_empty() {
+                        c"".as_ptr()
+                    } else {
+                        bytes.as_ptr().cast::<c_char>()
+                    };
+                    api!(RedisModule_ReplyWithStringBuffer)(ctx, text, bytes.len());
+                }
+                Reply::Null => {
+                    api!(RedisModule_ReplyWithNull)(ctx);
+                }
+                Reply::Double(value) => {
+                    api!(RedisModule_ReplyWithDouble)(ctx, *value);
+                }
+                Reply::Array(items) => {
+                    api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long);
+                    for item in items {
+                        item.write(ctx);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! String values: read in place, and written in place so that a key keeps its TTL.
+
+use std::ffi::c_int;
+use std::ptr;
+
+use redis_module::raw;
+
+use super::api::api;
+use super::keys::{Key, KeyKind};
+
+impl Key<'_> {
+    /// The bytes of a string key; `None` for any other kind. Valid until the next write.
+    pub fn string(&self) -> Option<&[u8]> {
+        if self.kind() != KeyKind::String {
+            return None;
+        }
+        let mut len = 0usize;
+        let mode = raw::REDISMODULE_READ as c_int;
+        // SAFETY: an open string key; the slice borrows `self`, so no write can happen while
+        // it is alive (DMA rule 1).
+        unsafe {
+            let data = api!(RedisModule_StringDMA)(self.raw(), &mut len, mode);
+            if data.is_null() {
+                return None;
+            }
+            if len == 0 {
+                return Some(&[]);
+            }
+            Some(std::slice::from_raw_parts(data.cast::<u8>(), len))
+        }
+    }
+
+    /// Makes the key a string holding `value`, in place: unlike `RedisModule_StringSet`, the
+    /// key keeps its TTL, and a counter that grows a digit reuses its allocation.
+    pub fn set_string(&mut self, value: &[u8]) {
+        // SAFETY: an open write-mode key that is empty or a string (callers checked the kind);
+        // DMA is re-obtained after the truncate, as the API requires, and `len` bounds the copy.
+        unsafe {
+            if api!(RedisModule_StringTruncate)(self.raw(), value.len())
+                != raw::REDISMODULE_OK as c_int
+            {
+                panic!("RedisModule_StringTruncate refused a string key");
+            }
+            let mut len = 0usize;
+            let mode = (raw::REDISMODULE_READ | raw::REDISMODULE_WRITE) as c_int;
+            let data = api!(RedisModule_StringDMA)(self.raw(), &mut len, mode);
+            if data.is_null() || len != value.len() {
+                panic!(
+                    "RedisModule_StringDMA gave {len} bytes for a {}-byte value",
+                    value.len()
+                );
+            }
+            ptr::copy_nonoverlapping(value.as_ptr(), data.cast::<u8>(), len);
+        }
+    }
+}
