@@ -41,6 +41,9 @@ pub struct Spec {
     pub info_name: &'static str,
     /// Its own `INFO goblin` fields after calls and errors: (name after the prefix, counter).
     pub outcomes: &'static [(&'static str, &'static Counter)],
+    /// A stand-in for a native command of newer servers: registered only where the server
+    /// lacks a command of that name, and not at all with the module argument `no-stand-ins`.
+    pub stand_in: bool,
 }
 
 impl Spec {
@@ -52,10 +55,9 @@ impl Spec {
         let mut i = 0;
         while i < self.args.len() {
             let arg = &self.args[i];
-            if arg.optional || arg.multiple {
-                fixed = false;
-            } else {
-                words += arg.words();
+            match arg.words() {
+                Some(count) if !arg.optional && !arg.multiple => words += count,
+                _ => fixed = false,
             }
             i += 1;
         }
@@ -86,12 +88,18 @@ impl KeyAccess {
     }
 }
 
-/// One argument in `COMMAND DOCS`.
+/// One argument in `COMMAND DOCS`: a tree, as the server's own commands describe theirs.
+#[derive(Clone, Copy)]
 pub struct ArgDoc {
     pub name: &'static CStr,
     pub kind: ArgKind,
+    /// The keyword before the value (`BYINT`), or the whole argument for a pure token.
+    pub token: Option<&'static CStr>,
+    pub summary: Option<&'static CStr>,
     pub optional: bool,
     pub multiple: bool,
+    /// The alternatives of a `OneOf`, the parts of a `Block`.
+    pub children: &'static [ArgDoc],
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -100,9 +108,26 @@ pub enum ArgKind {
     String,
     Integer,
     Double,
+    UnixTime,
+    /// A keyword alone (`SATURATE`).
+    PureToken,
+    /// One of the children.
+    OneOf,
 }
 
 impl ArgDoc {
+    const fn new(name: &'static CStr, kind: ArgKind) -> ArgDoc {
+        ArgDoc {
+            name,
+            kind,
+            token: None,
+            summary: None,
+            optional: false,
+            multiple: false,
+            children: &[],
+        }
+    }
+
     pub const fn key(name: &'static CStr) -> ArgDoc {
         ArgDoc::new(name, ArgKind::Key)
     }
@@ -115,18 +140,49 @@ impl ArgDoc {
     pub const fn double(name: &'static CStr) -> ArgDoc {
         ArgDoc::new(name, ArgKind::Double)
     }
-
-    const fn new(name: &'static CStr, kind: ArgKind) -> ArgDoc {
+    pub const fn unix_time(name: &'static CStr) -> ArgDoc {
+        ArgDoc::new(name, ArgKind::UnixTime)
+    }
+    /// A keyword alone; `name` is its lower-case name, `token` the keyword.
+    pub const fn pure_token(name: &'static CStr, token: &'static CStr) -> ArgDoc {
+        ArgDoc::new(name, ArgKind::PureToken).token(token)
+    }
+    /// One of `choices`.
+    pub const fn one_of(name: &'static CStr, choices: &'static [ArgDoc]) -> ArgDoc {
         ArgDoc {
-            name,
-            kind,
-            optional: false,
-            multiple: false,
+            children: choices,
+            ..ArgDoc::new(name, ArgKind::OneOf)
         }
     }
 
-    /// How many words of the command line the argument takes.
-    const fn words(&self) -> i32 {
-        1
+    /// Preceded by the keyword `token`.
+    pub const fn token(self, token: &'static CStr) -> ArgDoc {
+        ArgDoc {
+            token: Some(token),
+            ..self
+        }
+    }
+    pub const fn optional(self) -> ArgDoc {
+        ArgDoc {
+            optional: true,
+            ..self
+        }
+    }
+    pub const fn summary(self, summary: &'static CStr) -> ArgDoc {
+        ArgDoc {
+            summary: Some(summary),
+            ..self
+        }
+    }
+
+    /// How many words of the command line a required, single argument takes; a choice has no
+    /// fixed count.
+    const fn words(&self) -> Option<i32> {
+        match self.kind {
+            ArgKind::OneOf => None,
+            ArgKind::PureToken => Some(1),
+            _ if self.token.is_some() => Some(2),
+            _ => Some(1),
+        }
     }
 }

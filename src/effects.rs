@@ -6,11 +6,14 @@
 //! times. Re-running GOBLIN.* there would read the replica's clock and restart windows on every
 //! AOF reload, and could not load on a server without the module.
 
+use std::ffi::CStr;
+
 use goblin_core::counter::{CounterPlan, CounterTtl};
 use goblin_core::decimal::Decimal;
+use goblin_core::increx::TtlChange;
 use goblin_core::window::{Admission, Eviction, WindowExpiry, Zadded};
 
-use crate::server::{Arg, Ctx, EventClass, Key, KeyKind};
+use crate::server::{lazyfree_lazy_expire, Arg, Ctx, EventClass, Key, KeyKind};
 
 /// Defines the core commands effects are replicated as, and the list of their names that the
 /// module checks at load (under `rename-command` an effect would be written and then fail to
@@ -38,6 +41,7 @@ core_commands! {
     Set => c"SET",
     Incr => c"INCR",
     Del => c"DEL",
+    Unlink => c"UNLINK",
     Zadd => c"ZADD",
     Zrem => c"ZREM",
     Zremrangebyscore => c"ZREMRANGEBYSCORE",
@@ -47,12 +51,18 @@ core_commands! {
 /// One replicated effect on the call's key.
 #[derive(Debug, Clone, Copy)]
 pub enum Effect<'a> {
-    /// `SET key value PXAT at`: a counter created with its window.
+    /// `SET key value PXAT at`: a value with its new expiry.
     SetPxat { value: &'a [u8], at_ms: i64 },
+    /// `SET key value KEEPTTL`: a value, the TTL untouched.
+    SetKeepTtl { value: &'a [u8] },
+    /// `SET key value`: a value without a TTL.
+    Set { value: &'a [u8] },
     /// `INCR key`: the same value on the replica, whose state is the same; the TTL untouched.
     Incr,
     /// `DEL key`
     Del,
+    /// `UNLINK key`
+    Unlink,
     /// `ZREMRANGEBYSCORE key -inf through`
     ZremRangeThrough { through: f64 },
     /// `ZADD key score member`
@@ -66,9 +76,12 @@ pub enum Effect<'a> {
 impl Effect<'_> {
     pub fn command(&self) -> CoreCommand {
         match self {
-            Effect::SetPxat { .. } => CoreCommand::Set,
+            Effect::SetPxat { .. } | Effect::SetKeepTtl { .. } | Effect::Set { .. } => {
+                CoreCommand::Set
+            }
             Effect::Incr => CoreCommand::Incr,
             Effect::Del => CoreCommand::Del,
+            Effect::Unlink => CoreCommand::Unlink,
             Effect::ZremRangeThrough { .. } => CoreCommand::Zremrangebyscore,
             Effect::Zadd { .. } => CoreCommand::Zadd,
             Effect::Zrem { .. } => CoreCommand::Zrem,
@@ -85,7 +98,9 @@ impl Effect<'_> {
                 let at = Decimal::integer(at_ms);
                 ctx.replicate(command, key, &[value, b"PXAT", at.as_bytes()]);
             }
-            Effect::Incr | Effect::Del => ctx.replicate(command, key, &[]),
+            Effect::SetKeepTtl { value } => ctx.replicate(command, key, &[value, b"KEEPTTL"]),
+            Effect::Set { value } => ctx.replicate(command, key, &[value]),
+            Effect::Incr | Effect::Del | Effect::Unlink => ctx.replicate(command, key, &[]),
             Effect::ZremRangeThrough { through } => {
                 let through = Decimal::score(through);
                 ctx.replicate(command, key, &[b"-inf", through.as_bytes()]);
@@ -138,6 +153,58 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
         }
     }
     ctx.signal_modified(name);
+}
+
+/// INCREX's write: `value` stored with its TTL changed as decided, and `event` (`incrby` or
+/// `incrbyfloat`) fired; or, when the new expiry is already past, the key deleted as EXPIRE
+/// deletes it (a missing key is simply not created). Replicated as the native command
+/// replicates: `SET key value KEEPTTL`, `SET key value` (PERSIST), `SET key value PXAT at`, or
+/// `DEL` / `UNLINK` as `lazyfree-lazy-expire` says.
+pub fn stored_number(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    value: &[u8],
+    event: &CStr,
+    change: TtlChange,
+    existed: bool,
+) {
+    let name = key.name();
+    if change == TtlChange::DeleteNow {
+        if existed {
+            key.delete();
+            let effect = if lazyfree_lazy_expire() {
+                Effect::Unlink
+            } else {
+                Effect::Del
+            };
+            effect.replicate(ctx, name);
+            ctx.signal_modified(name);
+            // Redis 8.10's `del`, on Valkey too: the contract is Redis's INCREX (Valkey adds
+            // only NX | XX), though Valkey's own SET and GETEX fire `expired` here.
+            ctx.notify(EventClass::Generic, c"del", name);
+        }
+        return;
+    }
+    // In place, so an untouched TTL keeps ticking.
+    key.set_string(value);
+    let effect = match change {
+        TtlChange::Persist => Effect::Set { value },
+        TtlChange::At(at_ms) => {
+            key.set_abs_expire(at_ms);
+            Effect::SetPxat { value, at_ms }
+        }
+        TtlChange::Keep | TtlChange::DeleteNow => Effect::SetKeepTtl { value },
+    };
+    let persisted = change == TtlChange::Persist && key.remove_ttl();
+    effect.replicate(ctx, name);
+    ctx.signal_modified(name);
+    ctx.notify(EventClass::String, event, name);
+    if persisted {
+        ctx.notify(EventClass::Generic, c"persist", name);
+    }
+    if matches!(change, TtlChange::At(_)) {
+        ctx.notify(EventClass::Generic, c"expire", name);
+    }
 }
 
 /// After `window::evict`: what ZREMRANGEBYSCORE would have said and replicated.

@@ -16,6 +16,10 @@ pub enum CommandError {
     IncrementOverflow,
     /// The absolute expiry does not fit in a signed 64-bit millisecond timestamp.
     InvalidExpire,
+    /// `ERR syntax error`
+    Syntax,
+    /// A reply the server's command spells out for itself, error code included.
+    Message(&'static str),
     /// A Rust panic was caught at the command boundary instead of killing the server.
     Internal,
 }
@@ -34,6 +38,8 @@ impl CommandError {
             }
             Self::IncrementOverflow => "ERR increment or decrement would overflow".into(),
             Self::InvalidExpire => format!("ERR invalid expire time in '{name}' command").into(),
+            Self::Syntax => "ERR syntax error".into(),
+            Self::Message(text) => Cow::Borrowed(text),
             Self::Internal => "ERR goblin internal error (see the server log)".into(),
         }
     }

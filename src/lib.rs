@@ -13,14 +13,19 @@ mod error;
 mod server;
 mod stats;
 
-use commands::{cad::GoblinCad, increx::GoblinIncrex, zwindow::GoblinZwindow};
+use commands::goblin_cad::GoblinCad;
+use commands::goblin_increx::GoblinIncrex;
+use commands::goblin_zwindow::GoblinZwindow;
+use commands::increx::Increx;
 use server::{registration, ModuleSpec, Registration};
 
-/// Every command of the module, in the order `INFO goblin` lists them.
+/// Every command of the module, in the order `INFO goblin` lists them: Goblin's own, then
+/// the stand-ins for native commands of newer servers.
 const COMMANDS: &[Registration] = &[
     registration::<GoblinIncrex>(),
     registration::<GoblinZwindow>(),
     registration::<GoblinCad>(),
+    registration::<Increx>(),
 ];
 
 /// What the server loads: `server::module` registers it in `RedisModule_OnLoad`.

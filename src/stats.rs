@@ -5,7 +5,7 @@
 //! Commands run on the server's main thread; relaxed atomics cost the same as plain integers
 //! there and keep the statics safe.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::server::{self, InfoSection, Registration};
 
@@ -28,6 +28,8 @@ impl Counter {
 pub struct CommandStats {
     pub calls: Counter,
     pub errors: Counter,
+    /// Whether the command was registered (a stand-in is not, where the server has its own).
+    pub registered: AtomicBool,
 }
 
 impl CommandStats {
@@ -35,6 +37,7 @@ impl CommandStats {
         CommandStats {
             calls: Counter::new(),
             errors: Counter::new(),
+            registered: AtomicBool::new(false),
         }
     }
 }
@@ -44,6 +47,9 @@ impl CommandStats {
 pub fn report(commands: &[Registration], section: &mut InfoSection) {
     for command in commands {
         let spec = command.spec;
+        if !spec.stats.registered.load(Ordering::Relaxed) {
+            continue;
+        }
         let prefix = spec.info_name;
         section.field(&format!("{prefix}_calls"), spec.stats.calls.get());
         section.field(&format!("{prefix}_errors"), spec.stats.errors.get());

@@ -81,18 +81,6 @@ on_every_server! {
     }
 }
 
-fn aof_text(dir: &Path) -> String {
-    let mut text = String::new();
-    let aof_dir = dir.join("appendonlydir");
-    for entry in std::fs::read_dir(&aof_dir).expect("appendonlydir") {
-        let path = entry.expect("entry").path();
-        text.push_str(&String::from_utf8_lossy(
-            &std::fs::read(&path).expect("read aof"),
-        ));
-    }
-    text
-}
-
 fn aof_server(flavor: Flavor, dir: &Path) -> ServerBuilder {
     Server::builder(flavor).dir(dir).args(AOF_ALWAYS)
 }

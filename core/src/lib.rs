@@ -5,5 +5,6 @@
 
 pub mod counter;
 pub mod decimal;
+pub mod increx;
 pub mod model;
 pub mod window;

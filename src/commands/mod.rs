@@ -1,6 +1,9 @@
 //! One file per command, each in the shape of `crate::command::Command`: its spec, its
-//! arguments, its parser and `run`.
+//! arguments, its parser and `run`. `goblin_*.rs` are Goblin's own commands; the others are
+//! stand-ins for native commands of newer servers (`../shared/NATIVE.md`), registered only
+//! where the server lacks them.
 
-pub mod cad;
+pub mod goblin_cad;
+pub mod goblin_increx;
+pub mod goblin_zwindow;
 pub mod increx;
-pub mod zwindow;

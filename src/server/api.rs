@@ -53,6 +53,8 @@ api_table! {
         RedisModule_ValueLength,
         RedisModule_UnlinkKey,
         RedisModule_SetAbsExpire,
+        RedisModule_GetExpire,
+        RedisModule_SetExpire,
         // Strings.
         RedisModule_StringDMA,
         RedisModule_StringTruncate,
@@ -67,6 +69,7 @@ api_table! {
         RedisModule_ZsetRangePrev,
         RedisModule_ZsetRangeEndReached,
         RedisModule_ZsetRangeStop,
+        RedisModule_CreateString,
         RedisModule_FreeString,
         // Effects.
         RedisModule_Replicate,
@@ -97,6 +100,9 @@ api_table! {
         RedisModule_ServerInfoGetFieldC,
         RedisModule_ServerInfoGetFieldSigned,
         RedisModule_FreeServerInfo,
+        RedisModule_CallReplyStringPtr,
+        // Config changes (lazyfree-lazy-expire): Redis 7.0+ and Valkey.
+        RedisModule_SubscribeToServerEvent,
     ],
 }
 

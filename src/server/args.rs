@@ -68,6 +68,14 @@ impl<'call> Arg<'call> {
         let status = unsafe { api!(RedisModule_StringToDouble)(self.raw(), &mut value) };
         (status == raw::REDISMODULE_OK as c_int).then_some(value)
     }
+
+    /// Whether the argument names the option `token`, compared as the server compares option
+    /// names: ignoring ASCII case, and as a C string, so up to the first NUL byte.
+    pub fn is(self, token: &str) -> bool {
+        let bytes = self.as_bytes();
+        let c_string = bytes.split(|&byte| byte == 0).next().unwrap_or(bytes);
+        c_string.eq_ignore_ascii_case(token.as_bytes())
+    }
 }
 
 /// The arguments after the command name, read in order by a command's parser. Running out is
@@ -87,6 +95,11 @@ impl<'a, 'call> Args<'a, 'call> {
     /// The next argument, which the grammar requires.
     pub fn next(&mut self) -> Result<Arg<'call>, CommandError> {
         self.rest.next().copied().ok_or(CommandError::WrongArity)
+    }
+
+    /// Everything left, for a grammar of options in any order.
+    pub fn rest(self) -> &'a [Arg<'call>] {
+        self.rest.as_slice()
     }
 
     /// The grammar is complete: nothing may be left.

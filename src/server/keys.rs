@@ -77,6 +77,25 @@ impl<'call> Key<'call> {
         }
     }
 
+    /// Whether the key has a TTL. Only for a key that exists: Redis 8.2 crashes reading the
+    /// expiry of one that does not.
+    pub fn has_ttl(&self) -> bool {
+        // SAFETY: an open key that exists (the caller's promise).
+        let remaining = unsafe { api!(RedisModule_GetExpire)(self.raw()) };
+        remaining != raw::REDISMODULE_NO_EXPIRE as i64
+    }
+
+    /// Removes the TTL; returns whether there was one.
+    pub fn remove_ttl(&mut self) -> bool {
+        if self.kind() == KeyKind::Empty || !self.has_ttl() {
+            return false;
+        }
+        // SAFETY: an open write-mode key that exists.
+        let status =
+            unsafe { api!(RedisModule_SetExpire)(self.raw(), raw::REDISMODULE_NO_EXPIRE as i64) };
+        status == raw::REDISMODULE_OK as c_int
+    }
+
     /// Deletes the key; the handle then reads as empty. Unlinked: a large value (a window
     /// deleted by `window <= 0`) is freed in the background where the server can, instead of
     /// blocking this call.

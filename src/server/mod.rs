@@ -9,6 +9,8 @@
 //! | `module.rs` | `RedisModule_OnLoad`, the module arguments, `RedisModule_OnUnload` |
 //! | `register.rs` | load-time checks, the command table, docs, ACL categories |
 //! | `host.rs` | which server this is |
+//! | `config.rs` | server settings the stand-ins follow (`lazyfree-lazy-expire`) |
+//! | `long_double.rs`, `long_double.c` | the server's `long double`, for INCREX BYFLOAT |
 //! | `entry.rs` | the entry point the server calls for each command |
 //! | `ctx.rs` | the call: its clock, replication, notifications |
 //! | `args.rs` | the arguments |
@@ -26,11 +28,13 @@ use redis_module::raw;
 
 mod api;
 mod args;
+mod config;
 mod ctx;
 mod entry;
 mod host;
 mod info;
 mod keys;
+mod long_double;
 mod module;
 mod register;
 mod reply;
@@ -38,10 +42,13 @@ mod strings;
 mod zsets;
 
 pub use args::{Arg, Args};
+pub use config::lazyfree_lazy_expire;
 pub use ctx::{Ctx, EventClass};
 pub use entry::{registration, Registration};
+pub use host::{host, Family};
 pub use info::InfoSection;
 pub use keys::{Key, KeyKind};
+pub use long_double::LongDouble;
 pub use module::{unload_allowed, ModuleSpec};
 pub use reply::Reply;
 

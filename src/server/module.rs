@@ -23,10 +23,21 @@ pub struct ModuleSpec {
 }
 
 /// The module arguments (`loadmodule /path/libgoblin.so allow-unload`).
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 struct Options {
     /// `allow-unload`: let `MODULE UNLOAD` through (see `RedisModule_OnUnload`).
     allow_unload: bool,
+    /// `no-stand-ins`: register only the GOBLIN.* commands, none of the native stand-ins.
+    stand_ins: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            allow_unload: false,
+            stand_ins: true,
+        }
+    }
 }
 
 impl Options {
@@ -35,9 +46,11 @@ impl Options {
         for arg in args {
             if arg.eq_ignore_ascii_case(b"allow-unload") {
                 options.allow_unload = true;
+            } else if arg.eq_ignore_ascii_case(b"no-stand-ins") {
+                options.stand_ins = false;
             } else {
                 return Err(format!(
-                    "unknown module argument {:?} (the one Goblin knows: allow-unload)",
+                    "unknown module argument {:?} (Goblin knows allow-unload and no-stand-ins)",
                     String::from_utf8_lossy(arg)
                 ));
             }
@@ -88,6 +101,10 @@ impl LoadCtx {
     pub fn log_warning(&self, message: &str) {
         super::log(self.ptr, c"warning", message);
     }
+
+    pub fn log_notice(&self, message: &str) {
+        super::log(self.ptr, c"notice", message);
+    }
 }
 
 /// The server calls this once when it loads the module.
@@ -121,7 +138,14 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     let loaded = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
         let options = Options::parse(args.iter().map(|arg| arg.as_bytes()))?;
         super::host::detect(ctx);
-        super::register::register(&load, module.commands)?;
+        if !super::long_double::init() {
+            return Err("this server lacks the module API's long double functions".into());
+        }
+        super::config::watch(ctx)?;
+        let choices = super::register::Choices {
+            stand_ins: options.stand_ins,
+        };
+        super::register::register(&load, module.commands, choices)?;
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
         LOADED_AT_COMMAND.store(commands_processed(ctx).unwrap_or(-1), Ordering::Relaxed);
         Ok(())
@@ -195,6 +219,14 @@ mod tests {
     fn allow_unload_in_any_case() {
         for arg in [&b"allow-unload"[..], b"ALLOW-UNLOAD"] {
             assert!(Options::parse([arg]).unwrap().allow_unload);
+        }
+    }
+
+    #[test]
+    fn no_stand_ins_in_any_case() {
+        assert!(Options::parse([]).unwrap().stand_ins);
+        for arg in [&b"no-stand-ins"[..], b"NO-STAND-INS"] {
+            assert!(!Options::parse([arg]).unwrap().stand_ins);
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::ffi::{c_int, CStr};
 use std::ptr;
+use std::sync::atomic::Ordering;
 
 use redis_module::raw;
 
@@ -10,7 +11,7 @@ use super::api::{api, missing_required, optional_api};
 use super::info::info_entry_point;
 use super::module::LoadCtx;
 use super::Registration;
-use crate::command::{ArgKind, KeyAccess, Spec};
+use crate::command::{ArgDoc, ArgKind, KeyAccess, Spec};
 use crate::effects::CoreCommand;
 
 /// A zeroed C struct: the terminator of the server's key-spec and argument arrays.
@@ -34,7 +35,48 @@ fn arg_type(kind: ArgKind) -> raw::RedisModuleCommandArgType {
         ArgKind::String => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_STRING,
         ArgKind::Integer => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_INTEGER,
         ArgKind::Double => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_DOUBLE,
+        ArgKind::UnixTime => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_UNIX_TIME,
+        ArgKind::PureToken => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN,
+        ArgKind::OneOf => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
     }
+}
+
+/// The server's argument array for `docs` (zero-terminated), with the arrays of their
+/// children kept alive in `arena` until the server has copied them.
+fn raw_args(
+    docs: &[ArgDoc],
+    arena: &mut Vec<Vec<raw::RedisModuleCommandArg>>,
+) -> *mut raw::RedisModuleCommandArg {
+    let mut args: Vec<raw::RedisModuleCommandArg> = docs
+        .iter()
+        .map(|doc| {
+            let mut arg: raw::RedisModuleCommandArg = zeroed();
+            arg.name = doc.name.as_ptr();
+            arg.type_ = arg_type(doc.kind);
+            arg.key_spec_index = if doc.kind == ArgKind::Key { 0 } else { -1 };
+            arg.token = doc.token.map_or(ptr::null(), CStr::as_ptr);
+            arg.summary = doc.summary.map_or(ptr::null(), CStr::as_ptr);
+            let mut flags = 0;
+            if doc.optional {
+                flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;
+            }
+            if doc.multiple {
+                flags |= raw::REDISMODULE_CMD_ARG_MULTIPLE;
+            }
+            arg.flags = flags as _;
+            if doc.children.is_empty() {
+                // As the server's own docs show it: every value names itself.
+                arg.display_text = doc.name.as_ptr();
+            } else {
+                arg.subargs = raw_args(doc.children, arena);
+            }
+            arg
+        })
+        .collect();
+    args.push(zeroed());
+    let array = args.as_mut_ptr();
+    arena.push(args);
+    array
 }
 
 /// Sets summary, complexity, arity, key spec and argument specs, where the server has
@@ -60,18 +102,8 @@ fn set_docs(context: &LoadCtx, command: *mut raw::RedisModuleCommand, spec: &Spe
         limit: 0,
     };
     let mut key_specs = vec![key_spec, zeroed()];
-    let mut args: Vec<raw::RedisModuleCommandArg> = spec
-        .args
-        .iter()
-        .map(|arg| {
-            let mut raw_arg: raw::RedisModuleCommandArg = zeroed();
-            raw_arg.name = arg.name.as_ptr();
-            raw_arg.type_ = arg_type(arg.kind);
-            raw_arg.key_spec_index = if arg.kind == ArgKind::Key { 0 } else { -1 };
-            raw_arg
-        })
-        .collect();
-    args.push(zeroed());
+    let mut arena = Vec::new();
+    let args = raw_args(spec.args, &mut arena);
     let info = raw::RedisModuleCommandInfo {
         version: &version,
         summary: spec.summary.as_ptr(),
@@ -81,7 +113,7 @@ fn set_docs(context: &LoadCtx, command: *mut raw::RedisModuleCommand, spec: &Spe
         tips: ptr::null(),
         arity: spec.arity(),
         key_specs: key_specs.as_mut_ptr(),
-        args: args.as_mut_ptr(),
+        args,
     };
     // SAFETY: a command handle from GetCommand and an info struct whose arrays end in zeroed
     // entries; all of it outlives the call, and the server copies what it keeps.
@@ -95,48 +127,50 @@ fn set_docs(context: &LoadCtx, command: *mut raw::RedisModuleCommand, spec: &Spe
     ok
 }
 
-/// The core commands among `commands` that the server does not know. Effects replicate by
-/// command name; under `rename-command` an effect would be written locally and then fail to
-/// propagate, so the module refuses to load instead. Load time only: `COMMAND INFO` through
-/// `RedisModule_Call` never runs in a command path.
-fn unknown_commands(ctx: *mut raw::RedisModuleCtx, commands: &[CoreCommand]) -> Vec<&'static CStr> {
+/// Whether the server has a command called `name` (`COMMAND INFO`); `None` if it cannot say.
+/// Load time only: `RedisModule_Call` never runs in a command path.
+fn server_has(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
     let (Some(call), Some(reply_type), Some(element), Some(free)) = (
         optional_api!(RedisModule_Call),
         optional_api!(RedisModule_CallReplyType),
         optional_api!(RedisModule_CallReplyArrayElement),
         optional_api!(RedisModule_FreeCallReply),
     ) else {
-        return Vec::new();
+        return None;
     };
-    commands
-        .iter()
-        .map(|command| command.name())
-        .filter(|name| {
-            // SAFETY: a load-time context; the reply is freed once, its element not separately
-            // (elements belong to the reply).
-            unsafe {
-                let reply = call(
-                    ctx,
-                    c"COMMAND".as_ptr(),
-                    c"cc".as_ptr(),
-                    c"INFO".as_ptr(),
-                    name.as_ptr(),
-                );
-                if reply.is_null() {
-                    return false; // COMMAND itself unavailable: cannot tell, do not refuse
-                }
-                let first = element(reply, 0);
-                let missing =
-                    first.is_null() || reply_type(first) == raw::REDISMODULE_REPLY_NULL as c_int;
-                free(reply);
-                missing
-            }
-        })
-        .collect()
+    // SAFETY: a load-time context; the reply is freed once, its element not separately
+    // (elements belong to the reply).
+    unsafe {
+        let reply = call(
+            ctx,
+            c"COMMAND".as_ptr(),
+            c"cc".as_ptr(),
+            c"INFO".as_ptr(),
+            name.as_ptr(),
+        );
+        if reply.is_null() {
+            return None;
+        }
+        let first = element(reply, 0);
+        let has = !first.is_null() && reply_type(first) != raw::REDISMODULE_REPLY_NULL as c_int;
+        free(reply);
+        Some(has)
+    }
+}
+
+/// What the module arguments say about registering.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Choices {
+    /// Register the stand-ins the server lacks (`no-stand-ins` says no).
+    pub stand_ins: bool,
 }
 
 /// Registers the command table (one key at position 1 for every command) and `INFO goblin`.
-pub(super) fn register(context: &LoadCtx, commands: &[Registration]) -> Result<(), String> {
+pub(super) fn register(
+    context: &LoadCtx,
+    commands: &[Registration],
+    choices: Choices,
+) -> Result<(), String> {
     let missing = missing_required();
     if !missing.is_empty() {
         return Err(format!(
@@ -145,7 +179,13 @@ pub(super) fn register(context: &LoadCtx, commands: &[Registration]) -> Result<(
         ));
     }
     let ctx = context.ptr;
-    let renamed = unknown_commands(ctx, CoreCommand::ALL);
+    // Effects replicate by command name; under `rename-command` an effect would be written
+    // locally and then fail to propagate, so the module refuses to load instead.
+    let renamed: Vec<&CStr> = CoreCommand::ALL
+        .iter()
+        .map(|command| command.name())
+        .filter(|name| server_has(ctx, name) == Some(false))
+        .collect();
     if !renamed.is_empty() {
         return Err(format!(
             "its writes replicate as {renamed:?}, which this server does not know (rename-command?)"
@@ -161,6 +201,18 @@ pub(super) fn register(context: &LoadCtx, commands: &[Registration]) -> Result<(
         );
         for command in commands {
             let spec = command.spec;
+            if spec.stand_in {
+                if !choices.stand_ins {
+                    continue;
+                }
+                if server_has(ctx, spec.name) != Some(false) {
+                    context.log_notice(&format!(
+                        "goblin: {} is the server's own here; no stand-in",
+                        spec.name.to_string_lossy()
+                    ));
+                    continue;
+                }
+            }
             let created = api!(RedisModule_CreateCommand)(
                 ctx,
                 spec.name.as_ptr(),
@@ -174,6 +226,7 @@ pub(super) fn register(context: &LoadCtx, commands: &[Registration]) -> Result<(
                 return Err(format!("could not create {:?}", spec.name));
             }
             let Some(get_command) = optional_api!(RedisModule_GetCommand) else {
+                spec.stats.registered.store(true, Ordering::Relaxed);
                 continue;
             };
             let handle = get_command(ctx, spec.name.as_ptr());
@@ -192,6 +245,7 @@ pub(super) fn register(context: &LoadCtx, commands: &[Registration]) -> Result<(
             }
             // Documentation is for people: a server that refuses it still gets the commands.
             set_docs(context, handle, spec);
+            spec.stats.registered.store(true, Ordering::Relaxed);
         }
         if api!(RedisModule_RegisterInfoFunc)(ctx, Some(info_entry_point))
             != raw::REDISMODULE_OK as c_int

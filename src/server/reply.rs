@@ -8,11 +8,11 @@ use std::ffi::{c_char, c_long};
 use redis_module::raw;
 
 use super::api::api;
-use super::Ctx;
+use super::{Ctx, LongDouble};
 
 /// A command's reply.
 #[derive(Debug, Clone, PartialEq)]
-// Bulk, Null, Double and Array are the native stand-ins' replies, not yet the GOBLIN.* ones'.
+// Bulk, Null and Double are the stand-ins' replies still to come (DIGEST, GCRA).
 #[allow(dead_code)]
 pub enum Reply<'call> {
     Int(i64),
@@ -22,6 +22,9 @@ pub enum Reply<'call> {
     Null,
     /// A double: a bulk string in RESP2, a double in RESP3, formatted by the server.
     Double(f64),
+    /// The server's long double, in INCRBYFLOAT's human form: a bulk string in RESP2, a
+    /// double in RESP3.
+    LongDouble(LongDouble),
     Array(Vec<Reply<'call>>),
 }
 
@@ -53,6 +56,7 @@ impl Reply<'_> {
                 Reply::Double(value) => {
                     api!(RedisModule_ReplyWithDouble)(ctx, *value);
                 }
+                Reply::LongDouble(value) => value.reply(ctx),
                 Reply::Array(items) => {
                     api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long);
                     for item in items {

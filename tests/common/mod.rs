@@ -91,3 +91,38 @@ pub fn keyspace_events(
     }
     events
 }
+
+/// Every file of the AOF in `dir`, as text.
+pub fn aof_text(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    let aof_dir = dir.join("appendonlydir");
+    let mut files: Vec<_> = std::fs::read_dir(&aof_dir)
+        .expect("appendonlydir")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    files.sort();
+    for path in files {
+        text.push_str(&String::from_utf8_lossy(
+            &std::fs::read(&path).expect("read aof"),
+        ));
+    }
+    text
+}
+
+/// The commands of an AOF (or of any RESP command stream), in order.
+pub fn aof_commands(aof: &str) -> Vec<Vec<String>> {
+    let mut commands = Vec::new();
+    let mut lines = aof.split("\r\n");
+    while let Some(line) = lines.next() {
+        let Some(count) = line.strip_prefix('*').and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        let mut command = Vec::with_capacity(count);
+        for _ in 0..count {
+            let _length = lines.next();
+            command.push(lines.next().unwrap_or_default().to_string());
+        }
+        commands.push(command);
+    }
+    commands
+}

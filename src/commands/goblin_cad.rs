@@ -33,6 +33,7 @@ impl Command for GoblinCad {
         stats: &STATS,
         info_name: "cad",
         outcomes: &[("released", &RELEASED)],
+        stand_in: false,
     };
 
     type Args<'call> = CadArgs<'call>;

@@ -59,6 +59,7 @@ impl Command for GoblinZwindow {
             ("rejected", &REJECTED),
             ("evicted", &EVICTED),
         ],
+        stand_in: false,
     };
 
     type Args<'call> = ZwindowArgs<'call>;

@@ -1,0 +1,63 @@
+//! GOBLIN.INCREX key seconds: INCR, and EXPIRE on the first hit, as one atomic command.
+
+use goblin_core::counter;
+
+use crate::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::effects;
+use crate::error::CommandError;
+use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::stats::CommandStats;
+
+pub struct GoblinIncrex;
+
+static STATS: CommandStats = CommandStats::new();
+
+pub struct IncrexArgs<'call> {
+    key: Arg<'call>,
+    seconds: i64,
+}
+
+impl Command for GoblinIncrex {
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.increx",
+        flags: c"write deny-oom fast",
+        acl_categories: c"write string fast",
+        summary: c"Increments the integer at key and arms a TTL of seconds on the first hit (a fixed-window counter).",
+        complexity: c"O(1)",
+        since: c"0.1.0",
+        key: KeyAccess::ReadUpdate,
+        args: &[ArgDoc::key(c"key"), ArgDoc::integer(c"seconds")],
+        stats: &STATS,
+        info_name: "increx",
+        outcomes: &[],
+        stand_in: false,
+    };
+
+    type Args<'call> = IncrexArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<IncrexArgs<'call>, CommandError> {
+        let key = args.next()?;
+        let seconds = args.next()?;
+        args.finish()?;
+        Ok(IncrexArgs {
+            key,
+            seconds: seconds.to_i64().ok_or(CommandError::NotInteger)?,
+        })
+    }
+
+    fn run<'call>(ctx: &'call Ctx, args: IncrexArgs<'call>) -> Result<Reply<'call>, CommandError> {
+        let mut key = ctx.open_key(args.key);
+        let current = match key.kind() {
+            KeyKind::Empty => None,
+            KeyKind::String => Some(
+                key.string()
+                    .and_then(counter::parse_stored)
+                    .ok_or(CommandError::NotInteger)?,
+            ),
+            KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
+        };
+        let plan = counter::plan(current, args.seconds, || ctx.now_ms())?;
+        effects::write_counter(ctx, &mut key, &plan);
+        Ok(Reply::Int(plan.value))
+    }
+}

@@ -1,0 +1,112 @@
+//! The server settings the stand-ins follow at command time, known without a
+//! `RedisModule_Call` in any command path: read at load, and read again when `CONFIG SET`
+//! changes them (the config-change server event).
+
+use std::ffi::{c_int, c_void, CStr};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use redis_module::raw;
+
+use super::api::optional_api;
+
+/// `lazyfree-lazy-expire`: whether a key deleted because its expiry has passed goes as
+/// `UNLINK` (yes) or `DEL` (no) to replicas and the AOF.
+static LAZYFREE_LAZY_EXPIRE: AtomicBool = AtomicBool::new(false);
+
+const LAZY_EXPIRE: &CStr = c"lazyfree-lazy-expire";
+
+pub fn lazyfree_lazy_expire() -> bool {
+    LAZYFREE_LAZY_EXPIRE.load(Ordering::Relaxed)
+}
+
+/// `CONFIG GET name` through the server, as `yes` / `no`. Never in a command path.
+fn read_bool(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
+    let (Some(call), Some(element), Some(string), Some(free)) = (
+        optional_api!(RedisModule_Call),
+        optional_api!(RedisModule_CallReplyArrayElement),
+        optional_api!(RedisModule_CallReplyStringPtr),
+        optional_api!(RedisModule_FreeCallReply),
+    ) else {
+        return None;
+    };
+    // SAFETY: a load-time or event context; the reply is read while alive and freed once
+    // (its elements belong to it).
+    unsafe {
+        let reply = call(
+            ctx,
+            c"CONFIG".as_ptr(),
+            c"cc".as_ptr(),
+            c"GET".as_ptr(),
+            name.as_ptr(),
+        );
+        if reply.is_null() {
+            return None;
+        }
+        let value = element(reply, 1);
+        let mut len = 0usize;
+        let text = if value.is_null() {
+            std::ptr::null()
+        } else {
+            string(value, &mut len)
+        };
+        let setting = if text.is_null() {
+            None
+        } else {
+            match std::slice::from_raw_parts(text.cast::<u8>(), len) {
+                b"yes" => Some(true),
+                b"no" => Some(false),
+                _ => None,
+            }
+        };
+        free(reply);
+        setting
+    }
+}
+
+fn refresh(ctx: *mut raw::RedisModuleCtx) {
+    if let Some(lazy) = read_bool(ctx, LAZY_EXPIRE) {
+        LAZYFREE_LAZY_EXPIRE.store(lazy, Ordering::Relaxed);
+    }
+}
+
+/// The server calls this after `CONFIG SET` changed settings.
+unsafe extern "C" fn on_config_change(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    data: *mut c_void,
+) {
+    if subevent != raw::REDISMODULE_SUBEVENT_CONFIG_CHANGE || data.is_null() {
+        return;
+    }
+    // SAFETY: for this event the server passes a RedisModuleConfigChange whose names live for
+    // the duration of the callback.
+    let changed = unsafe {
+        let change = &*data.cast::<raw::RedisModuleConfigChange>();
+        (0..change.num_changes as usize).any(|i| {
+            let name = *change.config_names.add(i);
+            !name.is_null() && CStr::from_ptr(name) == LAZY_EXPIRE
+        })
+    };
+    if changed {
+        refresh(ctx);
+    }
+}
+
+/// Reads the settings and follows their changes (load time).
+pub(super) fn watch(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
+    refresh(ctx);
+    let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) else {
+        return Err("the server cannot tell modules about config changes".into());
+    };
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_CONFIG,
+        dataver: 1,
+    };
+    // SAFETY: a load-time context and a callback that lives as long as the module.
+    let status = unsafe { subscribe(ctx, event, Some(on_config_change)) };
+    if status != raw::REDISMODULE_OK as c_int {
+        return Err("could not subscribe to config changes".into());
+    }
+    Ok(())
+}
