@@ -9,7 +9,7 @@
 #     .servers/redis810/: `redis-server` (the release), `redis-server-gcra` (the same source
 #     with the GCRA command Redis held out of the release compiled back in: the reference for
 #     GOBLIN.GCRA) and `src/`, the source tree with Redis's own Tcl test suite;
-#   - redis-py, pinned by hash, into .servers/venv.
+#   - redis-py 8.1.0, pinned by hash, into .servers/venv.
 # Prints the server paths it verified, and how long each step took when it did something.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -164,11 +164,14 @@ PY
     took "building Redis 8.10.2 with GCRA"
 fi
 
-# redis-py, pinned, in a virtualenv of our own: the README's Python snippet is run by the tests.
-if [ ! -x "$DIR/venv/bin/python" ] || ! "$DIR/venv/bin/python" -c "import redis" 2>/dev/null; then
-    say "installing redis-py 6.4.0 into $DIR/venv"
+# redis-py, pinned, in a virtualenv of our own: the tests run the README's Python snippet and
+# call the stand-ins through redis-py's own increx(), delex() and digest().
+REDIS_PY=8.1.0
+if ! "$DIR/venv/bin/python" -c "import redis, sys; sys.exit(redis.__version__ != '$REDIS_PY')" 2>/dev/null; then
+    say "installing redis-py $REDIS_PY into $DIR/venv"
+    rm -rf "$DIR/venv"
     python3 -m venv "$DIR/venv"
-    printf 'redis==6.4.0 --hash=sha256:f0544fa9604264e9464cdf4814e7d4830f74b165d52f2a330a760a88dd248b7f\n' > "$DIR/venv/requirements.txt"
+    printf 'redis==%s --hash=sha256:a4fe1aac3d3b3cc791d4b3d5931c5a956045dc951ee74d1c913ee3ac4d2ee9fb\n' "$REDIS_PY" > "$DIR/venv/requirements.txt"
     "$DIR/venv/bin/python" -m pip install --quiet --no-deps --require-hashes -r "$DIR/venv/requirements.txt"
     took "redis-py"
 fi
