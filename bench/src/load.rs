@@ -25,18 +25,24 @@ pub enum Workload {
     IncrexEvalsha,
     IncrexFcall,
     MultiIncrExpireNx,
+    /// Redis's documented rate limiter on INCREX: the native command on Redis 8.10, Goblin's
+    /// stand-in on the other servers.
+    IncrexLimiter,
+    IncrexLimiterEvalsha,
     Zadd,
     Zwindow,
     ZwindowEvalsha,
     ZwindowFcall,
 }
 
-pub const COUNTER_GROUP: [Workload; 5] = [
+pub const COUNTER_GROUP: [Workload; 7] = [
     Workload::Incr,
     Workload::Increx,
     Workload::IncrexEvalsha,
     Workload::IncrexFcall,
     Workload::MultiIncrExpireNx,
+    Workload::IncrexLimiter,
+    Workload::IncrexLimiterEvalsha,
 ];
 pub const WINDOW_GROUP: [Workload; 4] = [
     Workload::Zadd,
@@ -53,6 +59,8 @@ impl Workload {
             Workload::IncrexEvalsha => "INCREX idiom, EVALSHA",
             Workload::IncrexFcall => "INCREX idiom, FCALL",
             Workload::MultiIncrExpireNx => "MULTI INCR EXPIRE NX EXEC",
+            Workload::IncrexLimiter => "INCREX BYINT 1 UBOUND 100 EX 60 ENX",
+            Workload::IncrexLimiterEvalsha => "INCREX limiter as Lua, EVALSHA",
             Workload::Zadd => "ZADD",
             Workload::Zwindow => "GOBLIN.ZWINDOW",
             Workload::ZwindowEvalsha => "ZWINDOW idiom, EVALSHA",
@@ -70,8 +78,17 @@ impl Workload {
     }
 }
 
+/// Redis's rate-limiter pattern (`INCREX k BYINT 1 UBOUND limit EX seconds ENX`) as the Lua
+/// script a server without INCREX needs: refuse at the limit, count, arm the window once.
+pub const INCREX_LIMITER_LUA: &str = r#"local count = tonumber(redis.call('GET', KEYS[1]) or '0')
+if count + 1 > tonumber(ARGV[1]) then return {count, 0} end
+count = redis.call('INCR', KEYS[1])
+if redis.call('PTTL', KEYS[1]) == -1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
+return {count, 1}"#;
+
 /// What every connection shares: the scripts' digests and the clock for `now`.
 pub struct Shared {
+    pub increx_limiter_sha: String,
     pub increx_sha: String,
     pub zwindow_sha: String,
     pub clock: AtomicU64,
@@ -122,6 +139,23 @@ impl OpWriter<'_> {
             ),
             Workload::IncrexFcall => encode(
                 &["FCALL", "increx_idiom", "1", &counter, COUNTER_SECONDS],
+                out,
+            ),
+            Workload::IncrexLimiter => encode(
+                &[
+                    "INCREX", &counter, "BYINT", "1", "UBOUND", "100", "EX", "60", "ENX",
+                ],
+                out,
+            ),
+            Workload::IncrexLimiterEvalsha => encode(
+                &[
+                    "EVALSHA",
+                    &self.shared.increx_limiter_sha,
+                    "1",
+                    &counter,
+                    "100",
+                    "60",
+                ],
                 out,
             ),
             Workload::MultiIncrExpireNx => {

@@ -119,6 +119,9 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
     let mut conn = server.conn();
     let version = goblin_testkit::info_field(&mut conn, "server", flavor.version_field());
     let shared = Arc::new(Shared {
+        increx_limiter_sha: conn
+            .call(&["SCRIPT", "LOAD", load::INCREX_LIMITER_LUA])
+            .text(),
         increx_sha: conn
             .call(&["SCRIPT", "LOAD", goblin_testkit::INCREX_LUA])
             .text(),

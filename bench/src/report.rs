@@ -543,6 +543,8 @@ fn short(workload: Workload) -> (&'static str, &'static str) {
         Workload::IncrexEvalsha => ("INCREX Lua", "EVALSHA"),
         Workload::IncrexFcall => ("INCREX Lua", "FCALL"),
         Workload::MultiIncrExpireNx => ("MULTI INCR", "EXPIRE NX"),
+        Workload::IncrexLimiter => ("INCREX", "limiter"),
+        Workload::IncrexLimiterEvalsha => ("limiter Lua", "EVALSHA"),
         Workload::Zwindow => ("ZWINDOW", ""),
         Workload::ZwindowEvalsha => ("ZWINDOW Lua", "EVALSHA"),
         Workload::ZwindowFcall => ("ZWINDOW Lua", "FCALL"),
