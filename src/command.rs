@@ -5,7 +5,7 @@
 use std::ffi::CStr;
 
 use crate::error::CommandError;
-use crate::server::{Args, Ctx, Reply};
+use crate::server::{Arg, Args, Ctx, Reply};
 use crate::stats::{CommandStats, Counter};
 
 /// A command of the module.
@@ -69,23 +69,25 @@ impl Spec {
     }
 }
 
-/// How a command uses its key: the key spec's flags, and whether it is opened for writing.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+/// How a command uses its key: the flags of its key spec (what ACL key patterns, cluster
+/// routing and `COMMAND GETKEYSANDFLAGS` see).
+#[derive(Clone, Copy)]
 pub enum KeyAccess {
-    /// Reads the value and updates it (INCR's and ZADD's access). The server allows one of
-    /// update, insert and delete per key spec, so ZWINDOW, which can also empty its set by
-    /// eviction, declares its main access.
+    /// RW ACCESS UPDATE: reads the value and updates it (INCR's and ZADD's access). The server
+    /// allows one of update, insert and delete per key spec, so ZWINDOW, which can also empty
+    /// its set by eviction, declares its main access.
     ReadUpdate,
-    /// Reads, and may delete (a release).
+    /// RW ACCESS DELETE: reads, and may delete (a release).
     ReadDelete,
-}
-
-impl KeyAccess {
-    pub fn writes(self) -> bool {
-        match self {
-            KeyAccess::ReadUpdate | KeyAccess::ReadDelete => true,
-        }
-    }
+    /// RO ACCESS: reads only.
+    Read,
+    /// RM DELETE: may delete, without reading the value out (DEL's access).
+    Remove,
+    /// RW DELETE: compares the value, and may delete it.
+    CompareDelete,
+    /// Depends on the call: the key spec says RW DELETE with variable flags, the command is
+    /// registered with `getkeys-api`, and the server asks this function for each call's flags.
+    PerCall(fn(&[Arg<'_>]) -> KeyAccess),
 }
 
 /// One argument in `COMMAND DOCS`: a tree, as the server's own commands describe theirs.

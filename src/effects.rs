@@ -263,10 +263,25 @@ pub fn recorded(
     ctx.signal_modified(name);
 }
 
-/// Deletes a string lock whose token matched.
-pub fn release_lock(ctx: &Ctx, key: &mut Key<'_>) {
+/// How a key is deleted.
+#[derive(Clone, Copy)]
+pub enum Deletion {
+    /// Unlinked: freed in the background where the server can (a release, which must never
+    /// block).
+    Unlink,
+    /// As the server's own single-key deletes do: in the background only if
+    /// `lazyfree-lazy-server-del` says so (DELEX, DELIFEQ).
+    AsTheServer,
+}
+
+/// Deletes the key (a lock whose token matched, a condition that held): `del`, and `DEL` for
+/// the replicas and the AOF.
+pub fn deleted(ctx: &Ctx, key: &mut Key<'_>, how: Deletion) {
     let name = key.name();
-    key.delete();
+    match how {
+        Deletion::Unlink => key.delete(),
+        Deletion::AsTheServer => key.delete_now(),
+    }
     ctx.notify(EventClass::Generic, c"del", name);
     Effect::Del.replicate(ctx, name);
     ctx.signal_modified(name);

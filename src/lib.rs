@@ -13,6 +13,9 @@ mod error;
 mod server;
 mod stats;
 
+use commands::delex::Delex;
+use commands::delifeq::Delifeq;
+use commands::digest::Digest;
 use commands::goblin_cad::GoblinCad;
 use commands::goblin_increx::GoblinIncrex;
 use commands::goblin_zwindow::GoblinZwindow;
@@ -26,6 +29,9 @@ const COMMANDS: &[Registration] = &[
     registration::<GoblinZwindow>(),
     registration::<GoblinCad>(),
     registration::<Increx>(),
+    registration::<Delex>(),
+    registration::<Digest>(),
+    registration::<Delifeq>(),
 ];
 
 /// What the server loads: `server::module` registers it in `RedisModule_OnLoad`.

@@ -82,3 +82,32 @@ on_every_server! {
         assert!(out.contains("error LBOUND can't be greater than UBOUND"), "{out}");
     }
 }
+
+on_every_server! {
+    /// The README's lock recipe, as written (only the port is the test server's), then the
+    /// same release attempted by someone else's token.
+    fn the_readme_lock_recipe_runs(flavor: Flavor) {
+        let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .expect("README.md");
+        let snippet = readme
+            .split("### The lock recipe, and the native releases")
+            .nth(1)
+            .and_then(|section| section.split("```python\n").nth(1))
+            .and_then(|rest| rest.split("```").next())
+            .expect("the lock recipe's code block");
+        assert!(snippet.contains("redis.Redis()"), "the recipe connects with redis.Redis()");
+        let server = Server::start(flavor);
+        let script = snippet.replace("redis.Redis()", "redis.Redis(port=int(__import__('os').environ['PORT']))")
+            + r#"
+print("released", r.exists("lock:report") == 0)
+r.set("lock:report", "theirs", px=30000)
+print("foreign token", r.delex("lock:report", ifeq=token), r.get("lock:report"))
+print("digest", r.digest("lock:report"), r.delex("lock:report", ifdeq=r.digest("lock:report")), r.exists("lock:report"))
+"#;
+        let out = python(&server, &script);
+        assert!(out.contains("released True"), "{out}");
+        assert!(out.contains("foreign token 0 b'theirs'"), "{out}");
+        let digest = String::from_utf8(goblin_core::delex::digest(b"theirs").to_vec()).expect("hex");
+        assert!(out.contains(&format!("digest b'{digest}' 1 0")), "{out}");
+    }
+}

@@ -146,3 +146,21 @@ on_every_server! {
         }
     }
 }
+
+on_every_server! {
+    /// The 40 DELEX and DIGEST tests of `tests/unit/type/string.tcl`: Goblin's stand-ins where
+    /// the server lacks the commands, the server's own on Redis 8.10.
+    fn redis_own_delex_and_digest_tests_pass(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let outcome = run_suite(&server, "unit/type/string", &["--only", "/^(DELEX|DIGEST)"]);
+        eprintln!(
+            "{}: DELEX and DIGEST in unit/type/string: {} passed, {} failed {:?}",
+            flavor.label(),
+            outcome.passed.len(),
+            outcome.failed.len(),
+            outcome.failed
+        );
+        assert!(outcome.failed.is_empty(), "failed {:?}:\n{}", outcome.failed, outcome.output);
+        assert_eq!(outcome.passed.len(), 40, "the DELEX and DIGEST tests:\n{}", outcome.output);
+    }
+}

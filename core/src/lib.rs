@@ -5,6 +5,7 @@
 
 pub mod counter;
 pub mod decimal;
+pub mod delex;
 pub mod increx;
 pub mod model;
 pub mod window;

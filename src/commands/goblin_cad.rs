@@ -3,7 +3,7 @@
 //! `value`) at once instead of waiting for it to age out.
 
 use crate::command::{ArgDoc, Command, KeyAccess, Spec};
-use crate::effects;
+use crate::effects::{self, Deletion};
 use crate::error::CommandError;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
 use crate::stats::{CommandStats, Counter};
@@ -51,7 +51,7 @@ impl Command for GoblinCad {
             KeyKind::String => {
                 let holds_token = key.string() == Some(args.value.as_bytes());
                 if holds_token {
-                    effects::release_lock(ctx, &mut key);
+                    effects::deleted(ctx, &mut key, Deletion::Unlink);
                 }
                 holds_token
             }

@@ -3,6 +3,9 @@
 //! stand-ins for native commands of newer servers (`../shared/NATIVE.md`), registered only
 //! where the server lacks them.
 
+pub mod delex;
+pub mod delifeq;
+pub mod digest;
 pub mod goblin_cad;
 pub mod goblin_increx;
 pub mod goblin_zwindow;

@@ -42,6 +42,9 @@ api_table! {
         RedisModule_InfoAddSection,
         RedisModule_InfoAddFieldULongLong,
         RedisModule_Log,
+        // Key positions, for a command whose key flags depend on the call (Redis 7.0+, Valkey).
+        RedisModule_IsKeysPositionRequest,
+        RedisModule_KeyAtPosWithFlags,
         // Arguments.
         RedisModule_StringPtrLen,
         RedisModule_StringToLongLong,
@@ -52,6 +55,7 @@ api_table! {
         RedisModule_KeyType,
         RedisModule_ValueLength,
         RedisModule_UnlinkKey,
+        RedisModule_DeleteKey,
         RedisModule_SetAbsExpire,
         RedisModule_GetExpire,
         RedisModule_SetExpire,
@@ -81,7 +85,6 @@ api_table! {
         RedisModule_ReplyWithError,
         RedisModule_ReplyWithStringBuffer,
         RedisModule_ReplyWithNull,
-        RedisModule_ReplyWithDouble,
         RedisModule_ReplyWithArray,
     ],
     optional: [

@@ -10,7 +10,6 @@ use super::api::{api, optional_api};
 use super::host::host;
 use super::keys::Key;
 use super::Arg;
-use crate::command::Spec;
 
 /// Keyspace event classes used by Goblin's notifications.
 #[derive(Clone, Copy)]
@@ -27,12 +26,11 @@ pub enum EventClass {
 /// The command call in progress.
 pub struct Ctx {
     ptr: NonNull<raw::RedisModuleCtx>,
-    spec: &'static Spec,
 }
 
 impl Ctx {
-    pub(super) fn new(ptr: NonNull<raw::RedisModuleCtx>, spec: &'static Spec) -> Ctx {
-        Ctx { ptr, spec }
+    pub(super) fn new(ptr: NonNull<raw::RedisModuleCtx>) -> Ctx {
+        Ctx { ptr }
     }
 
     pub(super) fn raw(&self) -> *mut raw::RedisModuleCtx {
@@ -54,10 +52,16 @@ impl Ctx {
         }
     }
 
-    /// Opens the command's key as its spec says: for reading, or for reading and writing.
-    /// Opening does not create the key.
+    /// Opens `name` for reading and writing, as the server's writing commands look their key
+    /// up (no hit or miss counted). Opening does not create the key.
     pub fn open_key<'call>(&'call self, name: Arg<'call>) -> Key<'call> {
-        Key::open(self, name, self.spec.key.writes())
+        Key::open_write(self, name)
+    }
+
+    /// Opens `name` for reading, as the server's reading commands look their key up: a hit or
+    /// a miss is counted, and a miss fires `keymiss`. `None` for a missing key.
+    pub fn read_key<'call>(&'call self, name: Arg<'call>) -> Option<Key<'call>> {
+        Key::open_read(self, name)
     }
 
     /// Appends one core command on `key` to the replication stream and the AOF (see

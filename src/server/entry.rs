@@ -7,8 +7,9 @@ use std::ptr::NonNull;
 use redis_module::raw;
 
 use super::api::api;
+use super::register::key_flags;
 use super::{Arg, Args, Ctx};
-use crate::command::{Command, Spec};
+use crate::command::{Command, KeyAccess, Spec};
 use crate::error::CommandError;
 
 /// The raw callback the server calls.
@@ -37,12 +38,21 @@ extern "C" fn entry_point<C: Command>(
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
 ) -> c_int {
-    let Some(ctx) = NonNull::new(ctx).map(|ptr| Ctx::new(ptr, C::SPEC)) else {
+    let Some(ctx) = NonNull::new(ctx).map(Ctx::new) else {
         return raw::REDISMODULE_ERR as c_int;
     };
     // SAFETY: the server passes argc non-NULL strings that outlive this call.
     let argv = unsafe { Arg::view(argv, argc) };
     let spec = C::SPEC;
+    if let KeyAccess::PerCall(flags_of) = spec.key {
+        // SAFETY: a live context.
+        if unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx.raw()) } != 0 {
+            let flags = key_flags(flags_of(argv));
+            // SAFETY: a key-position request context; the key is argument 1.
+            unsafe { api!(RedisModule_KeyAtPosWithFlags)(ctx.raw(), 1, flags as c_int) };
+            return raw::REDISMODULE_OK as c_int;
+        }
+    }
     spec.stats.calls.add(1);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let args = C::parse(Args::after_name(argv))?;

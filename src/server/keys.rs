@@ -26,19 +26,23 @@ pub struct Key<'call> {
 }
 
 impl<'call> Key<'call> {
-    /// Opens `name`, for writing too if `write`. Opening does not create the key.
-    pub(super) fn open(ctx: &'call Ctx, name: Arg<'call>, write: bool) -> Key<'call> {
-        let mut mode = raw::REDISMODULE_READ;
-        if write {
-            mode |= raw::REDISMODULE_WRITE;
-        }
-        // SAFETY: a live context and key name. A write-mode open never returns NULL; a
-        // read-mode open of a missing key may, which the panic below reports as an internal
-        // error (no command opens a key read-only yet).
+    /// Opens `name` in `mode`; `None` where the server returns no handle (a missing key
+    /// opened for reading only).
+    fn open(ctx: &'call Ctx, name: Arg<'call>, mode: u32) -> Option<Key<'call>> {
+        // SAFETY: a live context and key name.
         let ptr = unsafe { api!(RedisModule_OpenKey)(ctx.raw(), name.raw(), mode as c_int) };
-        let ptr = NonNull::new(ptr.cast::<raw::RedisModuleKey>())
-            .unwrap_or_else(|| panic!("RedisModule_OpenKey returned NULL"));
-        Key { ctx, ptr, name }
+        NonNull::new(ptr.cast::<raw::RedisModuleKey>()).map(|ptr| Key { ctx, ptr, name })
+    }
+
+    /// Opens `name` for reading and writing; the server always returns a handle for that.
+    pub(super) fn open_write(ctx: &'call Ctx, name: Arg<'call>) -> Key<'call> {
+        Key::open(ctx, name, raw::REDISMODULE_READ | raw::REDISMODULE_WRITE)
+            .unwrap_or_else(|| panic!("RedisModule_OpenKey returned NULL in write mode"))
+    }
+
+    /// Opens `name` for reading; `None` if it does not exist.
+    pub(super) fn open_read(ctx: &'call Ctx, name: Arg<'call>) -> Option<Key<'call>> {
+        Key::open(ctx, name, raw::REDISMODULE_READ).filter(|key| key.kind() != KeyKind::Empty)
     }
 
     pub(super) fn raw(&self) -> *mut raw::RedisModuleKey {
@@ -94,6 +98,15 @@ impl<'call> Key<'call> {
         let status =
             unsafe { api!(RedisModule_SetExpire)(self.raw(), raw::REDISMODULE_NO_EXPIRE as i64) };
         status == raw::REDISMODULE_OK as c_int
+    }
+
+    /// Deletes the key as the server's DEL of one key does internally (freed in the background
+    /// if `lazyfree-lazy-server-del` says so); the handle then reads as empty.
+    pub fn delete_now(&mut self) {
+        // SAFETY: an open write-mode key.
+        unsafe {
+            api!(RedisModule_DeleteKey)(self.raw());
+        }
     }
 
     /// Deletes the key; the handle then reads as empty. Unlinked: a large value (a window

@@ -1,7 +1,7 @@
 //! Load time: the checks Goblin makes before it registers anything, then the command table
 //! (with its docs and ACL categories) and the `INFO goblin` section.
 
-use std::ffi::{c_int, CStr};
+use std::ffi::{c_int, CStr, CString};
 use std::ptr;
 use std::sync::atomic::Ordering;
 
@@ -21,11 +21,20 @@ fn zeroed<T>() -> T {
     unsafe { std::mem::zeroed() }
 }
 
-fn key_flags(access: KeyAccess) -> u64 {
-    let base = raw::REDISMODULE_CMD_KEY_RW | raw::REDISMODULE_CMD_KEY_ACCESS;
+/// The key spec flags of `access`; also what a `PerCall` command answers for one call.
+pub(super) fn key_flags(access: KeyAccess) -> u64 {
+    use raw::{
+        REDISMODULE_CMD_KEY_ACCESS as ACCESS, REDISMODULE_CMD_KEY_DELETE as DELETE,
+        REDISMODULE_CMD_KEY_RM as RM, REDISMODULE_CMD_KEY_RO as RO, REDISMODULE_CMD_KEY_RW as RW,
+        REDISMODULE_CMD_KEY_UPDATE as UPDATE, REDISMODULE_CMD_KEY_VARIABLE_FLAGS as VARIABLE,
+    };
     u64::from(match access {
-        KeyAccess::ReadUpdate => base | raw::REDISMODULE_CMD_KEY_UPDATE,
-        KeyAccess::ReadDelete => base | raw::REDISMODULE_CMD_KEY_DELETE,
+        KeyAccess::ReadUpdate => RW | ACCESS | UPDATE,
+        KeyAccess::ReadDelete => RW | ACCESS | DELETE,
+        KeyAccess::Read => RO | ACCESS,
+        KeyAccess::Remove => RM | DELETE,
+        KeyAccess::CompareDelete => RW | DELETE,
+        KeyAccess::PerCall(_) => RW | DELETE | VARIABLE,
     })
 }
 
@@ -213,11 +222,20 @@ pub(super) fn register(
                     continue;
                 }
             }
+            // A command whose key flags depend on the call answers the server's key-position
+            // requests itself.
+            let flags = match spec.key {
+                KeyAccess::PerCall(_) => {
+                    CString::new(format!("{} getkeys-api", spec.flags.to_string_lossy()))
+                        .map_err(|_| format!("bad flags for {:?}", spec.name))?
+                }
+                _ => CString::from(spec.flags),
+            };
             let created = api!(RedisModule_CreateCommand)(
                 ctx,
                 spec.name.as_ptr(),
                 Some(command.callback),
-                spec.flags.as_ptr(),
+                flags.as_ptr(),
                 1,
                 1,
                 1,

@@ -1,6 +1,7 @@
 //! What a command answers, and how it goes on the wire: each variant is written with the
 //! server's own reply function, which picks the RESP2 or RESP3 form the client speaks (a null
 //! is `$-1` or `_`, a double a bulk string or `,`), exactly as the server's commands do.
+//! Goblin's only doubles are INCREX BYFLOAT's, the server's long double.
 
 use std::borrow::Cow;
 use std::ffi::{c_char, c_long};
@@ -12,16 +13,12 @@ use super::{Ctx, LongDouble};
 
 /// A command's reply.
 #[derive(Debug, Clone, PartialEq)]
-// Bulk, Null and Double are the stand-ins' replies still to come (DIGEST, GCRA).
-#[allow(dead_code)]
 pub enum Reply<'call> {
     Int(i64),
     /// A bulk string.
     Bulk(Cow<'call, [u8]>),
     /// The null reply.
     Null,
-    /// A double: a bulk string in RESP2, a double in RESP3, formatted by the server.
-    Double(f64),
     /// The server's long double, in INCRBYFLOAT's human form: a bulk string in RESP2, a
     /// double in RESP3.
     LongDouble(LongDouble),
@@ -52,9 +49,6 @@ impl Reply<'_> {
                 }
                 Reply::Null => {
                     api!(RedisModule_ReplyWithNull)(ctx);
-                }
-                Reply::Double(value) => {
-                    api!(RedisModule_ReplyWithDouble)(ctx, *value);
                 }
                 Reply::LongDouble(value) => value.reply(ctx),
                 Reply::Array(items) => {
