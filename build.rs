@@ -1,11 +1,11 @@
-//! Builds the small C shim that does INCREX BYFLOAT's long double arithmetic (see
-//! `src/server/long_double.c`).
+//! Builds the small C shim for the numbers Rust cannot do as the server does: INCREX BYFLOAT's
+//! long double arithmetic, and Redis's double parser (see `src/server/numbers.c`).
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/server/long_double.c");
+    println!("cargo:rerun-if-changed=src/server/numbers.c");
     cc::Build::new()
-        .file("src/server/long_double.c")
+        .file("src/server/numbers.c")
         .warnings(true)
         .extra_warnings(true)
-        .compile("goblin_long_double");
+        .compile("goblin_numbers");
 }

@@ -10,6 +10,7 @@ use std::ffi::CStr;
 
 use goblin_core::counter::{CounterPlan, CounterTtl};
 use goblin_core::decimal::Decimal;
+use goblin_core::gcra::TatStore;
 use goblin_core::increx::TtlChange;
 use goblin_core::window::{Admission, Eviction, WindowExpiry, Zadded};
 
@@ -204,6 +205,46 @@ pub fn stored_number(
     }
     if matches!(change, TtlChange::At(_)) {
         ctx.notify(EventClass::Generic, c"expire", name);
+    }
+}
+
+/// GOBLIN.GCRA's key as the algorithm's store: the TAT read before (and checked), and a new
+/// one written as a string with its expiry, `gcra` and `expire` fired, and `SET key tat PXAT
+/// ms` for the replicas and the AOF.
+pub struct TatKey<'a, 'call> {
+    ctx: &'a Ctx,
+    key: &'a mut Key<'call>,
+    tat: Option<i64>,
+}
+
+impl<'a, 'call> TatKey<'a, 'call> {
+    pub fn new(ctx: &'a Ctx, key: &'a mut Key<'call>, tat: Option<i64>) -> Self {
+        TatKey { ctx, key, tat }
+    }
+}
+
+impl TatStore for TatKey<'_, '_> {
+    fn tat(&self) -> Option<i64> {
+        self.tat
+    }
+
+    fn store(&mut self, tat: i64) {
+        let (ctx, name) = (self.ctx, self.key.name());
+        let value = Decimal::integer(tat);
+        let at_ms = tat / 1000;
+        self.key.set_string(value.as_bytes());
+        self.key.set_abs_expire(at_ms);
+        // The string class: the key is a string here (Redis's GCRA fires `gcra` in a class of
+        // its own that older servers do not have).
+        ctx.notify(EventClass::String, c"gcra", name);
+        ctx.notify(EventClass::Generic, c"expire", name);
+        Effect::SetPxat {
+            value: value.as_bytes(),
+            at_ms,
+        }
+        .replicate(ctx, name);
+        ctx.signal_modified(name);
+        self.tat = Some(tat);
     }
 }
 

@@ -17,6 +17,7 @@ use commands::delex::Delex;
 use commands::delifeq::Delifeq;
 use commands::digest::Digest;
 use commands::goblin_cad::GoblinCad;
+use commands::goblin_gcra::GoblinGcra;
 use commands::goblin_increx::GoblinIncrex;
 use commands::goblin_zwindow::GoblinZwindow;
 use commands::increx::Increx;
@@ -28,6 +29,7 @@ const COMMANDS: &[Registration] = &[
     registration::<GoblinIncrex>(),
     registration::<GoblinZwindow>(),
     registration::<GoblinCad>(),
+    registration::<GoblinGcra>(),
     registration::<Increx>(),
     registration::<Delex>(),
     registration::<Digest>(),

@@ -110,3 +110,8 @@ fn the_readme_python_snippet_runs() {
         "the lock was released"
     );
 }
+
+#[test]
+fn http_headers_from_one_gcra_call() {
+    run_example("http_headers", "allowed again after it");
+}

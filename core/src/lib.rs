@@ -6,6 +6,7 @@
 pub mod counter;
 pub mod decimal;
 pub mod delex;
+pub mod gcra;
 pub mod increx;
 pub mod model;
 pub mod window;

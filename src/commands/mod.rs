@@ -7,6 +7,7 @@ pub mod delex;
 pub mod delifeq;
 pub mod digest;
 pub mod goblin_cad;
+pub mod goblin_gcra;
 pub mod goblin_increx;
 pub mod goblin_zwindow;
 pub mod increx;

@@ -9,6 +9,10 @@ use redis_module::raw;
 use super::api::api;
 use crate::error::CommandError;
 
+extern "C" {
+    fn goblin_parse_double(text: *const std::ffi::c_char, len: usize, out: *mut f64) -> c_int;
+}
+
 /// One command argument, borrowed from the server for the duration of the call.
 #[repr(transparent)]
 #[derive(Clone, Copy)]
@@ -69,6 +73,19 @@ impl<'call> Arg<'call> {
         (status == raw::REDISMODULE_OK as c_int).then_some(value)
     }
 
+    /// A double, as Redis parses one (`string2d`: `strtod` over the whole text), the same on
+    /// every host: Valkey's own parser refuses hexadecimal floats that Redis reads.
+    pub fn to_f64_as_redis(self) -> Option<f64> {
+        let mut len = 0usize;
+        let mut value = 0.0;
+        // SAFETY: the server's argument text, NUL-terminated and live for the call.
+        let parsed = unsafe {
+            let text = api!(RedisModule_StringPtrLen)(self.raw(), &mut len);
+            !text.is_null() && goblin_parse_double(text, len, &mut value) == 1
+        };
+        parsed.then_some(value)
+    }
+
     /// Whether the argument names the option `token`, compared as the server compares option
     /// names: ignoring ASCII case, and as a C string, so up to the first NUL byte.
     pub fn is(self, token: &str) -> bool {
@@ -95,6 +112,11 @@ impl<'a, 'call> Args<'a, 'call> {
     /// The next argument, which the grammar requires.
     pub fn next(&mut self) -> Result<Arg<'call>, CommandError> {
         self.rest.next().copied().ok_or(CommandError::WrongArity)
+    }
+
+    /// How many arguments are left.
+    pub fn remaining(&self) -> usize {
+        self.rest.len()
     }
 
     /// Everything left, for a grammar of options in any order.

@@ -1,5 +1,5 @@
 //! The server's `long double` (80-bit on x86-64), for INCREX BYFLOAT: an opaque 16-byte slot
-//! that only the C shim (`long_double.c`) reads and writes. Parsing, formatting and replies go
+//! that only the C shim (`numbers.c`) reads and writes. Parsing, formatting and replies go
 //! through the server's own functions, so every digit is the server's.
 
 use std::cmp::Ordering;

@@ -10,7 +10,7 @@
 //! | `register.rs` | load-time checks, the command table, docs, ACL categories |
 //! | `host.rs` | which server this is |
 //! | `config.rs` | server settings the stand-ins follow (`lazyfree-lazy-expire`) |
-//! | `long_double.rs`, `long_double.c` | the server's `long double`, for INCREX BYFLOAT |
+//! | `long_double.rs`, `numbers.c` | the server's `long double` (INCREX BYFLOAT), Redis's double parser (GCRA) |
 //! | `entry.rs` | the entry point the server calls for each command |
 //! | `ctx.rs` | the call: its clock, replication, notifications |
 //! | `args.rs` | the arguments |

@@ -22,7 +22,7 @@ pub(crate) fn repo_root() -> &'static Path {
 }
 
 mod servers;
-pub use servers::{Family, Flavor};
+pub use servers::{redis810_with_gcra, Family, Flavor};
 
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("GOBLIN_MODULE")
@@ -93,6 +93,8 @@ pub struct Server {
 
 pub struct ServerBuilder {
     flavor: Flavor,
+    /// Another binary of the same family and version than the flavor's own.
+    binary: Option<PathBuf>,
     config_file: Option<PathBuf>,
     args: Vec<String>,
     with_module: bool,
@@ -101,6 +103,12 @@ pub struct ServerBuilder {
 }
 
 impl ServerBuilder {
+    /// Runs this binary instead of the flavor's own: Redis 8.10 with GCRA compiled in, say.
+    pub fn binary(mut self, path: PathBuf) -> Self {
+        self.binary = Some(path);
+        self
+    }
+
     pub fn arg(mut self, arg: impl Into<String>) -> Self {
         self.args.push(arg.into());
         self
@@ -162,7 +170,8 @@ impl ServerBuilder {
             } else {
                 free_port()
             };
-            let mut cmd = Command::new(self.flavor.binary());
+            let binary = self.binary.clone().unwrap_or_else(|| self.flavor.binary());
+            let mut cmd = Command::new(binary);
             if let Some(config) = &self.config_file {
                 cmd.arg(config);
             }
@@ -204,6 +213,7 @@ impl Server {
     pub fn builder(flavor: Flavor) -> ServerBuilder {
         ServerBuilder {
             flavor,
+            binary: None,
             args: Vec::new(),
             config_file: None,
             with_module: true,

@@ -168,3 +168,17 @@ impl Flavor {
         self.family() == Family::Valkey || self.at_least(7, 2)
     }
 }
+
+/// Redis 8.10.2 with the GCRA command Redis held out of its release compiled back in (built by
+/// `scripts/servers.sh`): the reference for GOBLIN.GCRA. Run it as `Flavor::Redis810`.
+pub fn redis810_with_gcra() -> PathBuf {
+    let path = std::env::var_os("GOBLIN_REDIS810_GCRA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::repo_root().join(".servers/redis810/redis-server-gcra"));
+    assert!(
+        path.exists(),
+        "no Redis 8.10 with GCRA at {} (set GOBLIN_REDIS810_GCRA, or run `make test`, which runs scripts/servers.sh)",
+        path.display()
+    );
+    path
+}

@@ -1,11 +1,19 @@
-/* Long double arithmetic for INCREX BYFLOAT, as the server does it: 80-bit x87 extended
+/* The numbers Rust cannot do as the server does.
+ *
+ * Long double arithmetic for INCREX BYFLOAT, as the server does it: 80-bit x87 extended
  * precision on x86-64. Rust has no long double and cannot pass one across the C ABI, so the
  * values live in 16-byte slots that Rust treats as opaque, and every operation on them is a call
  * here. Parsing, formatting and replying go through the server's own module API functions,
- * so the text is exactly the server's. */
+ * so the text is exactly the server's.
+ *
+ * And a double parsed as Redis parses one (its string2d): C's strtod, which also reads
+ * hexadecimal floats, where some hosts' own parsers (Valkey's) do not. */
+#include <ctype.h>
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 typedef struct RedisModuleString RedisModuleString;
 typedef struct RedisModuleCtx RedisModuleCtx;
@@ -46,3 +54,18 @@ void goblin_ld_add(const long double *a, const long double *b, long double *out)
 void goblin_ld_sub(const long double *a, const long double *b, long double *out) { *out = *a - *b; }
 int goblin_ld_cmp(const long double *a, const long double *b) { return (*a > *b) - (*a < *b); }
 int goblin_ld_is_inf(const long double *value) { return isinf(*value) != 0; }
+
+/* A double as Redis reads one: not empty, no leading space, the whole text consumed by strtod,
+ * not NaN, and neither an overflow nor an underflow to zero (a subnormal is fine). `text` ends
+ * in a NUL (the server's strings do), so an embedded NUL stops strtod short: refused. */
+int goblin_parse_double(const char *text, size_t len, double *out) {
+    if (len == 0 || isspace((unsigned char)text[0])) return 0;
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if ((size_t)(end - text) != len) return 0;
+    if (errno == ERANGE && (value == HUGE_VAL || value == -HUGE_VAL || value == 0.0)) return 0;
+    if (isnan(value)) return 0;
+    *out = value;
+    return 1;
+}

@@ -1,0 +1,308 @@
+//! GOBLIN.GCRA's algorithm: the Generic Cell Rate Algorithm, with the arithmetic and the reply
+//! of the `GCRA` command Redis wrote (8.10 source, compiled out of the release). All times are
+//! Unix microseconds; the state is one number per key, the theoretical arrival time (TAT) of
+//! the next request. It runs over a `TatStore`: a string key in the module, `MemoryTat` in the
+//! unit tests and the fuzzer.
+
+/// The limits of one call, as parsed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    /// `max_burst + 1` (the capacity; `i64::MAX` stays `i64::MAX`).
+    pub capacity: i64,
+    /// Tokens regained per `period`, at least 1.
+    pub tokens_per_period: i64,
+    /// Seconds, in (0, 1e12).
+    pub period: f64,
+    /// TOKENS: what this request costs, at least 1.
+    pub cost: i64,
+}
+
+impl Limits {
+    /// The capacity from the `max_burst` argument (at least 0).
+    pub fn capacity_of(max_burst: i64) -> i64 {
+        max_burst.saturating_add(1)
+    }
+}
+
+/// Where the TAT lives.
+pub trait TatStore {
+    /// The stored TAT, if the key has one.
+    fn tat(&self) -> Option<i64>;
+    /// Stores `tat`, the key to expire at `tat / 1000` milliseconds (floor).
+    fn store(&mut self, tat: i64);
+}
+
+/// The reply: `[limited, limit, remaining, retry_after, reset_after]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Throttle {
+    pub limited: bool,
+    /// The capacity.
+    pub limit: i64,
+    /// Tokens left right after this call.
+    pub remaining: i64,
+    /// Whole seconds (rounded up) until this request would be allowed; -1 when allowed, and
+    /// when it never will be (it costs more than the capacity).
+    pub retry_after: i64,
+    /// Whole seconds (rounded up) until the bucket is full again.
+    pub reset_after: i64,
+}
+
+impl Throttle {
+    pub fn reply(&self) -> [i64; 5] {
+        [
+            i64::from(self.limited),
+            self.limit,
+            self.remaining,
+            self.retry_after,
+            self.reset_after,
+        ]
+    }
+}
+
+/// Why a call cannot be answered in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GcraOverflow {
+    /// The emission interval times TOKENS, or the new TAT, does not fit 64 bits.
+    Tokens,
+    /// The emission interval times the capacity does not fit.
+    Burst,
+}
+
+/// Microseconds between two tokens: `period / tokens_per_period` rounded half up, at least 1.
+pub fn emission_interval(limits: &Limits) -> i64 {
+    let period_us = limits.period * 1_000_000.0;
+    let interval = (period_us / limits.tokens_per_period as f64 + 0.5) as i64;
+    interval.max(1)
+}
+
+/// Seconds, rounded up, of a time in microseconds.
+fn ceil_seconds(us: i64) -> i64 {
+    (us as f64 / 1_000_000.0).ceil() as i64
+}
+
+/// One request at `now` (microseconds, a whole millisecond: the server's command-time
+/// snapshot): allowed, and the new TAT stored; or limited, and nothing stored.
+pub fn throttle<S: TatStore>(
+    store: &mut S,
+    limits: &Limits,
+    now: i64,
+) -> Result<Throttle, GcraOverflow> {
+    let emission = emission_interval(limits);
+    if emission > i64::MAX / limits.cost {
+        return Err(GcraOverflow::Tokens);
+    }
+    if emission > i64::MAX / limits.capacity {
+        return Err(GcraOverflow::Burst);
+    }
+    // How far ahead of now the TAT may run: the whole capacity.
+    let tolerance = emission * limits.capacity;
+    let increment = emission * limits.cost;
+    let tat = store.tat().unwrap_or(now);
+    let base = now.max(tat);
+    if i64::MAX - base < increment {
+        return Err(GcraOverflow::Tokens);
+    }
+    let new_tat = base + increment;
+    let allowed_from = new_tat - tolerance;
+    let early_by = allowed_from - now;
+    let limited = early_by > 0;
+    let (retry_after, ttl) = if limited {
+        // A request dearer than the whole capacity never gets through.
+        let retry_after = if increment <= tolerance {
+            ceil_seconds(early_by)
+        } else {
+            -1
+        };
+        (retry_after, tat - now)
+    } else {
+        store.store(new_tat);
+        (-1, new_tat - now)
+    };
+    let headroom = tolerance - ttl;
+    let remaining = if headroom > -emission {
+        headroom / emission
+    } else {
+        0
+    };
+    Ok(Throttle {
+        limited,
+        limit: limits.capacity,
+        remaining,
+        retry_after,
+        reset_after: ceil_seconds(ttl),
+    })
+}
+
+/// A TAT in memory, with the expiry a server would give it.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MemoryTat {
+    pub tat: Option<i64>,
+    /// Milliseconds.
+    pub expires_at: Option<i64>,
+}
+
+impl MemoryTat {
+    /// The key as a server sees it at `now_ms`: gone once its expiry has passed.
+    pub fn at(&mut self, now_ms: i64) -> &mut Self {
+        if self.expires_at.is_some_and(|at| now_ms > at) {
+            *self = MemoryTat::default();
+        }
+        self
+    }
+}
+
+impl TatStore for MemoryTat {
+    fn tat(&self) -> Option<i64> {
+        self.tat
+    }
+
+    fn store(&mut self, tat: i64) {
+        self.tat = Some(tat);
+        self.expires_at = Some(tat / 1000);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_700_000_000_000_000;
+
+    fn limits(max_burst: i64, tokens_per_period: i64, period: f64, cost: i64) -> Limits {
+        Limits {
+            capacity: Limits::capacity_of(max_burst),
+            tokens_per_period,
+            period,
+            cost,
+        }
+    }
+
+    fn call(key: &mut MemoryTat, l: Limits, now: i64) -> [i64; 5] {
+        throttle(key.at(now / 1000), &l, now)
+            .expect("no overflow")
+            .reply()
+    }
+
+    #[test]
+    fn a_fresh_key_gets_the_burst() {
+        let mut key = MemoryTat::default();
+        assert_eq!(
+            call(&mut key, limits(5, 1, 60.0, 1), NOW),
+            [0, 6, 5, -1, 60]
+        );
+        assert_eq!(key.tat, Some(NOW + 60_000_000));
+        assert_eq!(key.expires_at, Some((NOW + 60_000_000) / 1000));
+    }
+
+    #[test]
+    fn the_burst_runs_out_then_retry_after_says_when() {
+        let mut key = MemoryTat::default();
+        let l = limits(5, 1, 60.0, 1);
+        for remaining in (0..6).rev() {
+            assert_eq!(call(&mut key, l, NOW)[..3], [0, 6, remaining]);
+        }
+        assert_eq!(call(&mut key, l, NOW), [1, 6, 0, 60, 360]);
+        // Limited calls store nothing.
+        assert_eq!(key.tat, Some(NOW + 360_000_000));
+    }
+
+    #[test]
+    fn tokens_cost_several() {
+        let mut key = MemoryTat::default();
+        assert_eq!(
+            call(&mut key, limits(5, 1, 60.0, 3), NOW),
+            [0, 6, 3, -1, 180]
+        );
+        let mut key = MemoryTat::default();
+        assert_eq!(
+            call(&mut key, limits(2, 1, 60.0, 3), NOW),
+            [0, 3, 0, -1, 180]
+        );
+        assert_eq!(
+            call(&mut key, limits(2, 1, 60.0, 1), NOW),
+            [1, 3, 0, 60, 180]
+        );
+    }
+
+    #[test]
+    fn a_request_dearer_than_the_capacity_never_gets_through() {
+        let mut key = MemoryTat::default();
+        assert_eq!(call(&mut key, limits(2, 1, 60.0, 4), NOW), [1, 3, 3, -1, 0]);
+        assert_eq!(key, MemoryTat::default(), "nothing stored");
+    }
+
+    #[test]
+    fn tokens_come_back_with_time() {
+        let mut key = MemoryTat::default();
+        let l = limits(1, 1, 1.0, 1);
+        assert_eq!(call(&mut key, l, NOW)[0], 0);
+        assert_eq!(call(&mut key, l, NOW)[0], 0);
+        assert_eq!(call(&mut key, l, NOW)[0], 1);
+        assert_eq!(call(&mut key, l, NOW + 1_100_000)[0], 0);
+    }
+
+    #[test]
+    fn max_burst_zero_allows_the_sustained_rate_only() {
+        let mut key = MemoryTat::default();
+        let l = limits(0, 1, 1.0, 1);
+        assert_eq!(call(&mut key, l, NOW), [0, 1, 0, -1, 1]);
+        assert_eq!(call(&mut key, l, NOW), [1, 1, 0, 1, 1]);
+    }
+
+    #[test]
+    fn the_emission_interval_rounds_half_up_and_is_at_least_a_microsecond() {
+        assert_eq!(emission_interval(&limits(0, 3, 1.0, 1)), 333_333);
+        assert_eq!(emission_interval(&limits(0, 2, 0.000_001, 1)), 1);
+        assert_eq!(emission_interval(&limits(1, 1, 1e-7, 1)), 1);
+        let mut key = MemoryTat::default();
+        assert_eq!(call(&mut key, limits(0, 3, 1.0, 1), NOW), [0, 1, 0, -1, 1]);
+        assert_eq!(key.expires_at, Some(NOW / 1000 + 333));
+    }
+
+    #[test]
+    fn the_largest_burst() {
+        let mut key = MemoryTat::default();
+        let l = limits(i64::MAX, 1_000_000, 1.0, 1);
+        assert_eq!(call(&mut key, l, NOW), [0, i64::MAX, i64::MAX - 1, -1, 1]);
+        assert_eq!(Limits::capacity_of(i64::MAX - 1), i64::MAX);
+        let l = Limits {
+            cost: i64::MAX,
+            ..l
+        };
+        assert_eq!(throttle(&mut key, &l, NOW), Err(GcraOverflow::Tokens));
+    }
+
+    #[test]
+    fn overflows_are_errors_and_store_nothing() {
+        let mut key = MemoryTat::default();
+        let day = 86_400.0;
+        assert_eq!(
+            throttle(&mut key, &limits(1, 1, day, 200_000_000), NOW),
+            Err(GcraOverflow::Tokens)
+        );
+        assert_eq!(
+            throttle(&mut key, &limits(200_000_000, 1, day, 1), NOW),
+            Err(GcraOverflow::Burst)
+        );
+        assert_eq!(
+            throttle(&mut key, &limits(1, 1, 2_147_483_647.0, 2_147_483_647), NOW),
+            Err(GcraOverflow::Tokens)
+        );
+        assert_eq!(key, MemoryTat::default());
+    }
+
+    #[test]
+    fn a_tat_left_in_the_past_gives_what_the_formulas_give() {
+        // A key whose TTL was removed: the TAT lags behind the clock.
+        let mut key = MemoryTat {
+            tat: Some(NOW - 1_200_000),
+            expires_at: None,
+        };
+        assert_eq!(
+            throttle(&mut key, &limits(0, 1, 1.0, 2), NOW)
+                .unwrap()
+                .reply(),
+            [1, 1, 2, -1, -1]
+        );
+    }
+}

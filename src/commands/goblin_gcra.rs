@@ -1,0 +1,154 @@
+//! GOBLIN.GCRA key max_burst tokens_per_period period [TOKENS n]: the Generic Cell Rate
+//! Algorithm on the server's clock, with the arguments, errors and reply of the `GCRA` command
+//! Redis wrote (8.10 source) and held out of its release:
+//!
+//! ```text
+//! -> [limited, limit, remaining, retry_after, reset_after]
+//! ```
+//!
+//! Three differences are deliberate: the TAT is a plain string (microseconds), so any server
+//! loads the data; replicas and the AOF get `SET key tat PXAT ms`, not the unreleased
+//! `GCRASETVALUE`; a string that is not a TAT is an error. The algorithm is
+//! `goblin_core::gcra`.
+
+use goblin_core::counter::parse_stored;
+use goblin_core::gcra::{throttle, GcraOverflow, Limits};
+
+use crate::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::effects::TatKey;
+use crate::error::CommandError;
+use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::stats::{CommandStats, Counter};
+
+pub struct GoblinGcra;
+
+static STATS: CommandStats = CommandStats::new();
+static ALLOWED: Counter = Counter::new();
+static LIMITED: Counter = Counter::new();
+
+pub struct GcraArgs<'call> {
+    key: Arg<'call>,
+    limits: Limits,
+}
+
+const MUST_BE_POSITIVE: CommandError =
+    CommandError::Message("ERR value is out of range, must be positive");
+const AT_LEAST_ONE: CommandError = CommandError::Message(
+    "ERR value is out of range, value must between 1 and 9223372036854775807",
+);
+const PERIOD_RANGE: CommandError = CommandError::Message("ERR period must be > 0 and < 1e12");
+const MISSING_TOKENS: CommandError = CommandError::Message("ERR Missing TOKENS value");
+const NOT_A_TAT: CommandError = CommandError::Message("ERR Invalid TaT value");
+const NEGATIVE_TAT: CommandError = CommandError::Message("ERR Invalid negative TaT value");
+const TOKENS_OVERFLOW: CommandError = CommandError::Message(
+    "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and TOKENS would cause an overflow",
+);
+const BURST_OVERFLOW: CommandError = CommandError::Message(
+    "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and max_burst would cause an overflow",
+);
+
+/// An integer of at least 1.
+fn positive(arg: Arg<'_>) -> Result<i64, CommandError> {
+    match arg.to_i64() {
+        None => Err(CommandError::NotInteger),
+        Some(value) if value < 1 => Err(AT_LEAST_ONE),
+        Some(value) => Ok(value),
+    }
+}
+
+impl Command for GoblinGcra {
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.gcra",
+        flags: c"write deny-oom fast",
+        acl_categories: c"write string fast",
+        summary: c"Rate limits with GCRA (the Generic Cell Rate Algorithm) on the server's clock: allows or limits a request costing TOKENS, and says how many remain, when to retry and when the limit is full again.",
+        complexity: c"O(1)",
+        since: c"0.2.0",
+        key: KeyAccess::ReadUpdate,
+        args: &[
+            ArgDoc::key(c"key"),
+            ArgDoc::integer(c"max-burst"),
+            ArgDoc::integer(c"tokens-per-period"),
+            ArgDoc::double(c"period"),
+            ArgDoc::integer(c"count").token(c"TOKENS").optional(),
+        ],
+        stats: &STATS,
+        info_name: "gcra",
+        outcomes: &[("allowed", &ALLOWED), ("limited", &LIMITED)],
+        stand_in: false,
+    };
+
+    type Args<'call> = GcraArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<GcraArgs<'call>, CommandError> {
+        let key = args.next()?;
+        // The server checks "at least four"; GCRA itself "at most six", before any other.
+        if args.remaining() > 5 {
+            return Err(CommandError::WrongArity);
+        }
+        let max_burst = args
+            .next()?
+            .to_i64()
+            .filter(|value| *value >= 0)
+            .ok_or(MUST_BE_POSITIVE)?;
+        let tokens_per_period = positive(args.next()?)?;
+        let period = args
+            .next()?
+            .to_f64_as_redis()
+            .ok_or(CommandError::NotFloat)?;
+        if !(period > 0.0 && period < 1e12) {
+            return Err(PERIOD_RANGE);
+        }
+        let cost = match args.rest() {
+            [] => 1,
+            [token, ..] if !token.is("TOKENS") => return Err(CommandError::Syntax),
+            [_] => return Err(MISSING_TOKENS),
+            [_, count] => positive(*count)?,
+            _ => return Err(CommandError::WrongArity),
+        };
+        Ok(GcraArgs {
+            key,
+            limits: Limits {
+                capacity: Limits::capacity_of(max_burst),
+                tokens_per_period,
+                period,
+                cost,
+            },
+        })
+    }
+
+    fn run<'call>(ctx: &'call Ctx, args: GcraArgs<'call>) -> Result<Reply<'call>, CommandError> {
+        let mut key = ctx.open_key(args.key);
+        let tat = match key.kind() {
+            KeyKind::Empty => None,
+            KeyKind::String => {
+                let tat = key.string().and_then(parse_stored).ok_or(NOT_A_TAT)?;
+                if tat < 0 {
+                    return Err(NEGATIVE_TAT);
+                }
+                Some(tat)
+            }
+            KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
+        };
+        // The server's command-time snapshot: a whole millisecond.
+        let now = ctx.now_ms().saturating_mul(1000);
+        let mut store = TatKey::new(ctx, &mut key, tat);
+        let throttled =
+            throttle(&mut store, &args.limits, now).map_err(|overflow| match overflow {
+                GcraOverflow::Tokens => TOKENS_OVERFLOW,
+                GcraOverflow::Burst => BURST_OVERFLOW,
+            })?;
+        if throttled.limited {
+            LIMITED.add(1);
+        } else {
+            ALLOWED.add(1);
+        }
+        Ok(Reply::Array(
+            throttled
+                .reply()
+                .iter()
+                .map(|&field| Reply::Int(field))
+                .collect(),
+        ))
+    }
+}
