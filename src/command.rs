@@ -177,11 +177,23 @@ impl ArgDoc {
         }
     }
 
-    /// How many words of the command line a required, single argument takes; a choice has no
-    /// fixed count.
+    /// How many words of the command line a required, single argument takes; a choice takes
+    /// as many as each of its alternatives, if they agree.
     const fn words(&self) -> Option<i32> {
         match self.kind {
-            ArgKind::OneOf => None,
+            ArgKind::OneOf => {
+                let mut words = None;
+                let mut i = 0;
+                while i < self.children.len() {
+                    match (words, self.children[i].words()) {
+                        (None, count) if i == 0 => words = count,
+                        (Some(a), Some(b)) if a == b => {}
+                        _ => return None,
+                    }
+                    i += 1;
+                }
+                words
+            }
             ArgKind::PureToken => Some(1),
             _ if self.token.is_some() => Some(2),
             _ => Some(1),

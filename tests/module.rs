@@ -144,10 +144,11 @@ on_every_server! {
     fn command_docs_describe_every_command(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        for (name, args) in [
-            ("goblin.increx", vec!["key", "seconds"]),
-            ("goblin.zwindow", vec!["key", "now", "window", "limit", "member"]),
-            ("goblin.cad", vec!["key", "value"]),
+        for (name, since, args) in [
+            ("goblin.increx", "0.1.0", vec!["key", "seconds"]),
+            ("goblin.zwindow", "0.1.0", vec!["key", "now", "window", "limit", "member"]),
+            ("goblin.cad", "0.1.0", vec!["key", "value"]),
+            ("goblin.gcra", "0.2.0", vec!["key", "max-burst", "tokens-per-period", "period", "count"]),
         ] {
             let docs = c.call(&["COMMAND", "DOCS", name]);
             let docs = docs.array();
@@ -161,7 +162,7 @@ on_every_server! {
                     .unwrap_or_else(|| panic!("{name}: COMMAND DOCS has no {wanted}: {fields:?}"))
             };
             assert!(field("summary").text().len() > 20, "{name}");
-            assert_eq!(field("since").text(), "0.1.0");
+            assert_eq!(field("since").text(), since, "{name}");
             assert!(field("complexity").text().starts_with("O("), "{name}");
             let names: Vec<String> = field("arguments")
                 .array()

@@ -37,6 +37,12 @@ pub enum Zadded {
     Unchanged,
 }
 
+/// The server's clock as a `now` in seconds, with millisecond precision: one correctly rounded
+/// division of the whole milliseconds, so a script computing `(ms) / 1000` gets the same double.
+pub fn seconds_of(now_ms: i64) -> f64 {
+    now_ms as f64 / 1000.0
+}
+
 /// Members scored at or below the cutoff have left the window. Inclusive, and open to
 /// `-inf` below, as `ZREMRANGEBYSCORE key -inf cutoff`.
 pub fn cutoff(now: f64, window: f64) -> f64 {
@@ -207,6 +213,12 @@ mod tests {
     use crate::model::ModelWindow;
 
     const NOW_MS: i64 = 1_700_000_000_000;
+
+    #[test]
+    fn the_server_clock_in_seconds() {
+        assert_eq!(seconds_of(1_796_027_275_379), 1_796_027_275.379);
+        assert_eq!(seconds_of(0), 0.0);
+    }
 
     #[test]
     fn cutoff_is_now_minus_window() {

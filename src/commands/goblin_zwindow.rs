@@ -1,6 +1,10 @@
 //! GOBLIN.ZWINDOW key now window limit member: a sliding-window log in a sorted set. Evict what
 //! left the window, refresh a holder or admit a newcomer if there is room, re-arm the TTL. The
 //! algorithm is `goblin_core::window`, run on the key's sorted set.
+//!
+//! `now` may be `*`: the server's clock, in seconds with millisecond precision, from the same
+//! command-time snapshot its TTLs count from. Leases shared by many machines then do not depend
+//! on their clocks agreeing; replicas and the AOF get the resolved time, never `*`.
 
 use goblin_core::window::{self, Admission};
 
@@ -19,10 +23,21 @@ static REFRESHED: Counter = Counter::new();
 static REJECTED: Counter = Counter::new();
 /// Members that left a window, over all calls.
 static EVICTED: Counter = Counter::new();
+/// Calls that took `now` from the server's clock (`*`).
+static SERVER_CLOCK: Counter = Counter::new();
+
+/// Where `now` comes from.
+#[derive(Clone, Copy)]
+enum Now {
+    /// The caller's time, in its unit.
+    Caller(f64),
+    /// `*`: the server's clock, in seconds.
+    Server,
+}
 
 pub struct ZwindowArgs<'call> {
     key: Arg<'call>,
-    now: f64,
+    now: Now,
     window: f64,
     limit: i64,
     member: Arg<'call>,
@@ -46,7 +61,13 @@ impl Command for GoblinZwindow {
         key: KeyAccess::ReadUpdate,
         args: &[
             ArgDoc::key(c"key"),
-            ArgDoc::double(c"now"),
+            ArgDoc::one_of(
+                c"now",
+                &[
+                    ArgDoc::double(c"timestamp"),
+                    ArgDoc::pure_token(c"server-time", c"*"),
+                ],
+            ),
             ArgDoc::double(c"window"),
             ArgDoc::integer(c"limit"),
             ArgDoc::string(c"member"),
@@ -58,6 +79,7 @@ impl Command for GoblinZwindow {
             ("refreshed", &REFRESHED),
             ("rejected", &REJECTED),
             ("evicted", &EVICTED),
+            ("server_clock", &SERVER_CLOCK),
         ],
         stand_in: false,
     };
@@ -75,7 +97,11 @@ impl Command for GoblinZwindow {
         args.finish()?;
         Ok(ZwindowArgs {
             key,
-            now: finite(now)?,
+            now: if now.as_bytes() == b"*" {
+                Now::Server
+            } else {
+                Now::Caller(finite(now)?)
+            },
             window: finite(window)?,
             limit: limit.to_i64().ok_or(CommandError::NotInteger)?,
             member,
@@ -87,28 +113,30 @@ impl Command for GoblinZwindow {
         if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
             return Err(CommandError::WrongType);
         }
+        // One reading of the clock for the expiry and for `*`: the same instant.
+        let now_ms = ctx.now_ms();
         // Computed before the first write, so an invalid expiry leaves the key untouched.
-        let expiry = window::expiry(args.window, ctx.now_ms())?;
+        let expiry = window::expiry(args.window, now_ms)?;
+        let now = match args.now {
+            Now::Caller(now) => now,
+            Now::Server => {
+                SERVER_CLOCK.add(1);
+                window::seconds_of(now_ms)
+            }
+        };
 
-        let cutoff = window::cutoff(args.now, args.window);
+        let cutoff = window::cutoff(now, args.window);
         let eviction = window::evict(&mut key, cutoff);
         EVICTED.add(eviction.count as u64);
         effects::evicted(ctx, &key, &eviction);
-        let admission = window::admit(
-            &mut key,
-            &eviction,
-            cutoff,
-            args.limit,
-            args.now,
-            &args.member,
-        );
+        let admission = window::admit(&mut key, &eviction, cutoff, args.limit, now, &args.member);
         match admission {
             Admission::Admitted(_) => ADMITTED.add(1),
             Admission::Refreshed(_) => REFRESHED.add(1),
             Admission::Rejected => REJECTED.add(1),
         }
         if admission.granted() {
-            effects::recorded(ctx, &mut key, admission, args.member, args.now, expiry);
+            effects::recorded(ctx, &mut key, admission, args.member, now, expiry);
         }
         Ok(Reply::Int(i64::from(admission.granted())))
     }
