@@ -20,7 +20,7 @@ fn zwindow(c: &mut Conn, now: &str, window: &str, member: &str) -> i64 {
 fn double_holds_with_client_clocks(c: &mut Conn) -> usize {
     let skew = [5.0, -5.0, 0.0];
     let window = 10.0;
-    let mut rng = Rng::new(0x5ce_e0);
+    let mut rng = Rng::new(0x0005_cee0);
     let mut true_time = 1_000_000.0f64;
     // True time until which each worker's lease runs.
     let mut held_until: HashMap<usize, f64> = HashMap::new();
@@ -59,7 +59,7 @@ on_every_server! {
         // lease is short (20 ms) so that it lapses often while the test runs.
         c.call(&["DEL", "lock"]);
         let window = 0.02;
-        let mut rng = Rng::new(0x5e_2e);
+        let mut rng = Rng::new(0x005e_002e);
         // Each worker's last grant, at the server time its score records, until released.
         let mut granted_at: HashMap<&str, f64> = HashMap::new();
         let (mut grants, mut refusals, mut releases) = (0, 0, 0);
