@@ -5,22 +5,15 @@
 //!     make run
 //!     cargo run --example mutex
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 const LEASE: f64 = 5.0;
-
-fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
 
 /// Takes the lock, or renews it if `owner` already holds it. True if `owner` holds it now.
 fn lock(con: &mut redis::Connection, key: &str, owner: &str) -> redis::RedisResult<bool> {
     let held: i64 = redis::cmd("GOBLIN.ZWINDOW")
         .arg(key)
-        .arg(now())
+        // `*`: the server keeps the time, so holders on machines whose clocks disagree
+        // still agree on who holds what.
+        .arg("*")
         .arg(LEASE)
         .arg(1)
         .arg(owner)

@@ -5,22 +5,17 @@
 //!     make run
 //!     cargo run --example semaphore
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 const PERMITS: i64 = 3;
 const LEASE: f64 = 1.0;
 
-fn now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
 fn acquire(con: &mut redis::Connection, key: &str, holder: &str) -> redis::RedisResult<bool> {
     let got: i64 = redis::cmd("GOBLIN.ZWINDOW")
         .arg(key)
-        .arg(now())
+        // `*`: the server keeps the time, so holders on machines whose clocks disagree
+        // still agree on who holds what.
+        .arg("*")
         .arg(LEASE)
         .arg(PERMITS)
         .arg(holder)
