@@ -29,13 +29,23 @@ pub enum Workload {
     /// stand-in on the other servers.
     IncrexLimiter,
     IncrexLimiterEvalsha,
+    /// GOBLIN.GCRA, 101 at once then 10 a second, per key.
+    Gcra,
+    /// Redis's own GCRA, with the same limits: only on Redis 8.10 built with it.
+    GcraNative,
+    /// GCRA as a Lua script on the server's TIME, as redis-cell's CL.THROTTLE computes it.
+    GcraEvalsha,
+    /// What the popular limiter libraries run: INCR, PEXPIRE on the first hit, PTTL.
+    IncrPttlEvalsha,
     Zadd,
     Zwindow,
+    /// GOBLIN.ZWINDOW with `now` = `*`, the server's clock.
+    ZwindowServerClock,
     ZwindowEvalsha,
     ZwindowFcall,
 }
 
-pub const COUNTER_GROUP: [Workload; 7] = [
+pub const COUNTER_GROUP: [Workload; 11] = [
     Workload::Incr,
     Workload::Increx,
     Workload::IncrexEvalsha,
@@ -43,10 +53,15 @@ pub const COUNTER_GROUP: [Workload; 7] = [
     Workload::MultiIncrExpireNx,
     Workload::IncrexLimiter,
     Workload::IncrexLimiterEvalsha,
+    Workload::Gcra,
+    Workload::GcraNative,
+    Workload::GcraEvalsha,
+    Workload::IncrPttlEvalsha,
 ];
-pub const WINDOW_GROUP: [Workload; 4] = [
+pub const WINDOW_GROUP: [Workload; 5] = [
     Workload::Zadd,
     Workload::Zwindow,
+    Workload::ZwindowServerClock,
     Workload::ZwindowEvalsha,
     Workload::ZwindowFcall,
 ];
@@ -61,8 +76,13 @@ impl Workload {
             Workload::MultiIncrExpireNx => "MULTI INCR EXPIRE NX EXEC",
             Workload::IncrexLimiter => "INCREX BYINT 1 UBOUND 100 EX 60 ENX",
             Workload::IncrexLimiterEvalsha => "INCREX limiter as Lua, EVALSHA",
+            Workload::Gcra => "GOBLIN.GCRA",
+            Workload::GcraNative => "GCRA (Redis's, 8.10 built with it)",
+            Workload::GcraEvalsha => "GCRA as Lua (redis-cell's), EVALSHA",
+            Workload::IncrPttlEvalsha => "INCR + PTTL limiter Lua, EVALSHA",
             Workload::Zadd => "ZADD",
             Workload::Zwindow => "GOBLIN.ZWINDOW",
+            Workload::ZwindowServerClock => "GOBLIN.ZWINDOW now = *",
             Workload::ZwindowEvalsha => "ZWINDOW idiom, EVALSHA",
             Workload::ZwindowFcall => "ZWINDOW idiom, FCALL",
         }
@@ -86,8 +106,35 @@ count = redis.call('INCR', KEYS[1])
 if redis.call('PTTL', KEYS[1]) == -1 then redis.call('EXPIRE', KEYS[1], ARGV[2]) end
 return {count, 1}"#;
 
+/// GCRA as redis-cell computes it (CL.THROTTLE's reply), as a script on the server's TIME:
+/// ARGV = max_burst, count per period, period (s), quantity. Written here for the benchmark.
+pub const GCRA_LUA: &str = r#"local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local limit = tonumber(ARGV[1]) + 1
+local interval = tonumber(ARGV[3]) * 1000000 / tonumber(ARGV[2])
+local tolerance = interval * limit
+local increment = interval * tonumber(ARGV[4])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+local new_tat = tat + increment
+local allow_at = new_tat - tolerance
+if now < allow_at then
+  return {1, limit, math.floor((tolerance - (tat - now)) / interval), math.ceil((allow_at - now) / 1000000), math.ceil((tat - now) / 1000000)}
+end
+redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PXAT', string.format('%d', math.floor(new_tat / 1000)))
+return {0, limit, math.floor((tolerance - (new_tat - now)) / interval), -1, math.ceil((new_tat - now) / 1000000)}"#;
+
+/// The limiter libraries' script (rate-limiter-flexible, rate-limit-redis): count, arm the
+/// window on the first hit, and return the count and the window's PTTL for the client to do
+/// the rest.
+pub const INCR_PTTL_LUA: &str = r#"local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return {count, redis.call('PTTL', KEYS[1])}"#;
+
 /// What every connection shares: the scripts' digests and the clock for `now`.
 pub struct Shared {
+    pub gcra_sha: String,
+    pub incr_pttl_sha: String,
     pub increx_limiter_sha: String,
     pub increx_sha: String,
     pub zwindow_sha: String,
@@ -158,6 +205,31 @@ impl OpWriter<'_> {
                 ],
                 out,
             ),
+            Workload::Gcra => encode(&["GOBLIN.GCRA", &counter, "100", "10", "1"], out),
+            Workload::GcraNative => encode(&["GCRA", &counter, "100", "10", "1"], out),
+            Workload::GcraEvalsha => encode(
+                &[
+                    "EVALSHA",
+                    &self.shared.gcra_sha,
+                    "1",
+                    &counter,
+                    "100",
+                    "10",
+                    "1",
+                    "1",
+                ],
+                out,
+            ),
+            Workload::IncrPttlEvalsha => encode(
+                &[
+                    "EVALSHA",
+                    &self.shared.incr_pttl_sha,
+                    "1",
+                    &counter,
+                    "60000",
+                ],
+                out,
+            ),
             Workload::MultiIncrExpireNx => {
                 encode(&["MULTI"], out);
                 encode(&["INCR", &counter], out);
@@ -180,6 +252,10 @@ impl OpWriter<'_> {
                     WINDOW_LIMIT,
                     &member,
                 ],
+                out,
+            ),
+            Workload::ZwindowServerClock => encode(
+                &["GOBLIN.ZWINDOW", &window, "*", "10", WINDOW_LIMIT, &member],
                 out,
             ),
             Workload::ZwindowEvalsha => encode(

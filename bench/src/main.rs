@@ -113,12 +113,18 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn measure(flavor: Flavor, config: &Config) -> ServerResults {
-    let server = Server::builder(flavor)
-        .args(["--maxclients", "1000"])
-        .start();
+    // Redis 8.10 is measured built with GCRA compiled in (the release's source otherwise), so
+    // that Redis's own GCRA runs beside GOBLIN.GCRA on one server.
+    let mut builder = Server::builder(flavor).args(["--maxclients", "1000"]);
+    if flavor == Flavor::Redis810 {
+        builder = builder.binary(goblin_testkit::redis810_with_gcra());
+    }
+    let server = builder.start();
     let mut conn = server.conn();
     let version = goblin_testkit::info_field(&mut conn, "server", flavor.version_field());
     let shared = Arc::new(Shared {
+        gcra_sha: conn.call(&["SCRIPT", "LOAD", load::GCRA_LUA]).text(),
+        incr_pttl_sha: conn.call(&["SCRIPT", "LOAD", load::INCR_PTTL_LUA]).text(),
         increx_limiter_sha: conn
             .call(&["SCRIPT", "LOAD", load::INCREX_LIMITER_LUA])
             .text(),
@@ -141,6 +147,12 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
             let mut samples: HashMap<Workload, Vec<Sample>> = HashMap::new();
             for round in 1..=config.rounds {
                 for &workload in group {
+                    // Redis's GCRA exists only where it was compiled in.
+                    if workload == Workload::GcraNative
+                        && conn.call(&["COMMAND", "INFO", "gcra"]).array()[0] == Reply::Nil
+                    {
+                        continue;
+                    }
                     assert_eq!(conn.call(&["FLUSHALL", "SYNC"]), Reply::Status("OK".into()));
                     let sample = load::run(
                         server.port,
