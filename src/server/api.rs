@@ -101,7 +101,6 @@ api_table! {
         RedisModule_FreeCallReply,
         RedisModule_GetServerInfo,
         RedisModule_ServerInfoGetFieldC,
-        RedisModule_ServerInfoGetFieldSigned,
         RedisModule_FreeServerInfo,
         RedisModule_CallReplyStringPtr,
         // Config changes (lazyfree-lazy-expire): Redis 7.0+ and Valkey.

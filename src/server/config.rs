@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use redis_module::raw;
 
 use super::api::optional_api;
+use super::probe::{call_element, Element};
 
 /// `lazyfree-lazy-expire`: whether a key deleted because its expiry has passed goes as
 /// `UNLINK` (yes) or `DEL` (no) to replicas and the AOF.
@@ -21,45 +22,10 @@ pub fn lazyfree_lazy_expire() -> bool {
 
 /// `CONFIG GET name` through the server, as `yes` / `no`. Never in a command path.
 fn read_bool(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
-    let (Some(call), Some(element), Some(string), Some(free)) = (
-        optional_api!(RedisModule_Call),
-        optional_api!(RedisModule_CallReplyArrayElement),
-        optional_api!(RedisModule_CallReplyStringPtr),
-        optional_api!(RedisModule_FreeCallReply),
-    ) else {
-        return None;
-    };
-    // SAFETY: a load-time or event context; the reply is read while alive and freed once
-    // (its elements belong to it).
-    unsafe {
-        let reply = call(
-            ctx,
-            c"CONFIG".as_ptr(),
-            c"cc".as_ptr(),
-            c"GET".as_ptr(),
-            name.as_ptr(),
-        );
-        if reply.is_null() {
-            return None;
-        }
-        let value = element(reply, 1);
-        let mut len = 0usize;
-        let text = if value.is_null() {
-            std::ptr::null()
-        } else {
-            string(value, &mut len)
-        };
-        let setting = if text.is_null() {
-            None
-        } else {
-            match std::slice::from_raw_parts(text.cast::<u8>(), len) {
-                b"yes" => Some(true),
-                b"no" => Some(false),
-                _ => None,
-            }
-        };
-        free(reply);
-        setting
+    match call_element(ctx, c"CONFIG", c"GET", name, 1)? {
+        Element::Text(value) if value == b"yes" => Some(true),
+        Element::Text(value) if value == b"no" => Some(false),
+        _ => None,
     }
 }
 

@@ -1,12 +1,11 @@
 //! Which server Goblin runs in, read once at load from `INFO server`, for the few places where
 //! the servers' own commands behave differently and Goblin follows each.
 
-use std::ffi::CStr;
 use std::sync::OnceLock;
 
 use redis_module::raw;
 
-use super::api::optional_api;
+use super::probe::info_fields;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
@@ -51,37 +50,19 @@ fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
 
 /// Reads `INFO server` (load time only).
 pub(super) fn detect(ctx: *mut raw::RedisModuleCtx) {
-    let (Some(get_info), Some(field), Some(free)) = (
-        optional_api!(RedisModule_GetServerInfo),
-        optional_api!(RedisModule_ServerInfoGetFieldC),
-        optional_api!(RedisModule_FreeServerInfo),
-    ) else {
+    let Some(fields) = info_fields(ctx, c"server", &[c"valkey_version", c"redis_version"]) else {
         return;
     };
-    // SAFETY: a load-time context; fields are read while the info data is alive, copied, and
-    // the data freed once.
-    let host = unsafe {
-        let info = get_info(ctx, c"server".as_ptr());
-        if info.is_null() {
-            return;
-        }
-        let read = |name: &CStr| {
-            let value = field(info, name.as_ptr());
-            (!value.is_null()).then(|| CStr::from_ptr(value).to_string_lossy().into_owned())
-        };
-        let host = match (read(c"valkey_version"), read(c"redis_version")) {
-            (Some(valkey), _) => parse_version(&valkey).map(|version| Host {
-                family: Family::Valkey,
-                version,
-            }),
-            (None, Some(redis)) => parse_version(&redis).map(|version| Host {
-                family: Family::Redis,
-                version,
-            }),
-            (None, None) => None,
-        };
-        free(ctx, info);
-        host
+    let host = match (&fields[0], &fields[1]) {
+        (Some(valkey), _) => parse_version(valkey).map(|version| Host {
+            family: Family::Valkey,
+            version,
+        }),
+        (None, Some(redis)) => parse_version(redis).map(|version| Host {
+            family: Family::Redis,
+            version,
+        }),
+        (None, None) => None,
     };
     if let Some(host) = host {
         let _ = HOST.set(host);

@@ -8,6 +8,7 @@
 //! | `api.rs` | the table of server functions Goblin calls, checked at load |
 //! | `module.rs` | `RedisModule_OnLoad`, the module arguments, `RedisModule_OnUnload` |
 //! | `register.rs` | load-time checks, the command table, docs, ACL categories |
+//! | `probe.rs` | questions to the server outside any command (`COMMAND INFO`, `CONFIG GET`, `INFO`) |
 //! | `host.rs` | which server this is |
 //! | `config.rs` | server settings the stand-ins follow (`lazyfree-lazy-expire`) |
 //! | `long_double.rs`, `numbers.c` | the server's `long double` (INCREX BYFLOAT), Redis's double parser (GCRA) |
@@ -36,6 +37,7 @@ mod info;
 mod keys;
 mod long_double;
 mod module;
+mod probe;
 mod register;
 mod reply;
 mod strings;

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use redis_module::raw;
 
-use super::api::optional_api;
+use super::probe::info_fields;
 use super::{Arg, Registration};
 
 /// What `lib.rs` hands the server: the module's name, version and command table.
@@ -72,24 +72,8 @@ pub fn unload_allowed() -> bool {
 /// so the count stays put for the whole command that loads the module, and has moved by the
 /// time any other command (`MODULE UNLOAD` among them) runs.
 fn commands_processed(ctx: *mut raw::RedisModuleCtx) -> Option<i64> {
-    let (Some(get_info), Some(field), Some(free)) = (
-        optional_api!(RedisModule_GetServerInfo),
-        optional_api!(RedisModule_ServerInfoGetFieldSigned),
-        optional_api!(RedisModule_FreeServerInfo),
-    ) else {
-        return None;
-    };
-    // SAFETY: a live context; the info data is read once and freed once.
-    unsafe {
-        let info = get_info(ctx, c"stats".as_ptr());
-        if info.is_null() {
-            return None;
-        }
-        let mut error: c_int = 0;
-        let count = field(info, c"total_commands_processed".as_ptr(), &mut error);
-        free(ctx, info);
-        (error == 0).then_some(count)
-    }
+    let fields = info_fields(ctx, c"stats", &[c"total_commands_processed"])?;
+    fields.into_iter().next().flatten()?.parse().ok()
 }
 
 /// A load-time context: only for logging and registration.

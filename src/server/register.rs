@@ -10,6 +10,7 @@ use redis_module::raw;
 use super::api::{api, missing_required, optional_api};
 use super::info::info_entry_point;
 use super::module::LoadCtx;
+use super::probe::{call_element, Element};
 use super::Registration;
 use crate::command::{ArgDoc, ArgKind, KeyAccess, Spec};
 use crate::effects::CoreCommand;
@@ -139,32 +140,7 @@ fn set_docs(context: &LoadCtx, command: *mut raw::RedisModuleCommand, spec: &Spe
 /// Whether the server has a command called `name` (`COMMAND INFO`); `None` if it cannot say.
 /// Load time only: `RedisModule_Call` never runs in a command path.
 fn server_has(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
-    let (Some(call), Some(reply_type), Some(element), Some(free)) = (
-        optional_api!(RedisModule_Call),
-        optional_api!(RedisModule_CallReplyType),
-        optional_api!(RedisModule_CallReplyArrayElement),
-        optional_api!(RedisModule_FreeCallReply),
-    ) else {
-        return None;
-    };
-    // SAFETY: a load-time context; the reply is freed once, its element not separately
-    // (elements belong to the reply).
-    unsafe {
-        let reply = call(
-            ctx,
-            c"COMMAND".as_ptr(),
-            c"cc".as_ptr(),
-            c"INFO".as_ptr(),
-            name.as_ptr(),
-        );
-        if reply.is_null() {
-            return None;
-        }
-        let first = element(reply, 0);
-        let has = !first.is_null() && reply_type(first) != raw::REDISMODULE_REPLY_NULL as c_int;
-        free(reply);
-        Some(has)
-    }
+    call_element(ctx, c"COMMAND", c"INFO", name, 0).map(|command| command != Element::Null)
 }
 
 /// What the module arguments say about registering.

@@ -1,0 +1,92 @@
+//! Questions Goblin asks the server outside any command: at load, and when a setting changes.
+//! Never in a command path.
+
+use std::ffi::{c_int, CStr};
+
+use redis_module::raw;
+
+use super::api::optional_api;
+
+/// One element of a reply.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Element {
+    Null,
+    Text(Vec<u8>),
+    Other,
+}
+
+/// Element `index` of the reply to `command a b` (through `RedisModule_Call`); `None` if the
+/// server cannot be asked or does not answer.
+pub(super) fn call_element(
+    ctx: *mut raw::RedisModuleCtx,
+    command: &CStr,
+    a: &CStr,
+    b: &CStr,
+    index: usize,
+) -> Option<Element> {
+    let (Some(call), Some(reply_type), Some(element), Some(string), Some(free)) = (
+        optional_api!(RedisModule_Call),
+        optional_api!(RedisModule_CallReplyType),
+        optional_api!(RedisModule_CallReplyArrayElement),
+        optional_api!(RedisModule_CallReplyStringPtr),
+        optional_api!(RedisModule_FreeCallReply),
+    ) else {
+        return None;
+    };
+    // SAFETY: a context outside any command; the reply is read while alive and freed once,
+    // its elements not separately (they belong to it).
+    unsafe {
+        let reply = call(ctx, command.as_ptr(), c"cc".as_ptr(), a.as_ptr(), b.as_ptr());
+        if reply.is_null() {
+            return None;
+        }
+        let item = element(reply, index);
+        let found = if item.is_null() || reply_type(item) == raw::REDISMODULE_REPLY_NULL as c_int {
+            Element::Null
+        } else if reply_type(item) == raw::REDISMODULE_REPLY_STRING as c_int {
+            let mut len = 0usize;
+            let text = string(item, &mut len);
+            if text.is_null() {
+                Element::Other
+            } else {
+                Element::Text(std::slice::from_raw_parts(text.cast::<u8>(), len).to_vec())
+            }
+        } else {
+            Element::Other
+        };
+        free(reply);
+        Some(found)
+    }
+}
+
+/// The fields `names` of `INFO section`, as text; `None` if the server cannot be asked.
+pub(super) fn info_fields(
+    ctx: *mut raw::RedisModuleCtx,
+    section: &CStr,
+    names: &[&CStr],
+) -> Option<Vec<Option<String>>> {
+    let (Some(get_info), Some(field), Some(free)) = (
+        optional_api!(RedisModule_GetServerInfo),
+        optional_api!(RedisModule_ServerInfoGetFieldC),
+        optional_api!(RedisModule_FreeServerInfo),
+    ) else {
+        return None;
+    };
+    // SAFETY: a live context; the fields are copied while the info data is alive, and the data
+    // is freed once.
+    unsafe {
+        let info = get_info(ctx, section.as_ptr());
+        if info.is_null() {
+            return None;
+        }
+        let values = names
+            .iter()
+            .map(|name| {
+                let value = field(info, name.as_ptr());
+                (!value.is_null()).then(|| CStr::from_ptr(value).to_string_lossy().into_owned())
+            })
+            .collect();
+        free(ctx, info);
+        Some(values)
+    }
+}
