@@ -139,10 +139,10 @@ on_every_server! {
 on_every_server! {
     fn releases_replicate_as_del_and_zrem_and_notify(flavor: Flavor) {
         let primary = Server::start(flavor);
-        let replica = Server::builder(flavor).without_module().start();
+        // Replica mode's replica: without the module.
+        let replica = primary.replica().expect("replica mode");
         let mut p = primary.conn();
         let mut r = replica.conn();
-        replica.follow(&primary);
         p.call(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
         let events = keyspace_events(&primary, &mut p, |p| {
             p.call(&["SET", "lock", "t"]);

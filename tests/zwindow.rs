@@ -283,10 +283,10 @@ on_every_server! {
     /// remove the rest. A replica stays identical throughout.
     fn a_huge_backlog_is_evicted_a_slice_per_call_with_exact_decisions(flavor: Flavor) {
         let primary = Server::start(flavor);
-        let replica = Server::builder(flavor).without_module().start();
+        // Replica mode's replica: without the module.
+        let replica = primary.replica().expect("replica mode");
         let mut c = primary.conn();
         let mut r = replica.conn();
-        replica.follow(&primary);
         // 5,000 members that have left the window, 2 inside it.
         let old: Vec<Vec<String>> = (0..5000)
             .map(|i| vec!["ZADD".into(), "w".into(), i.to_string(), format!("old{i}")])

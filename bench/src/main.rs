@@ -113,8 +113,10 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn measure(flavor: Flavor, config: &Config) -> ServerResults {
+    // The benchmark measures a server alone.
     let server = Server::builder(flavor)
         .args(["--maxclients", "1000"])
+        .without_replica()
         .start();
     let mut conn = server.conn();
     let version = goblin_testkit::info_field(&mut conn, "server", flavor.version_field());

@@ -1,20 +1,10 @@
-//! What integration tests add to the shared server kit: snapshots of a key, the dirty
-//! counter, and one test per server.
+//! What integration tests add to the shared server kit (which has `snapshot`, `dataset`,
+//! `server_ms` and `on_every_server!`): expiry and no-write assertions, the dirty counter,
+//! keyspace events.
 
 #![allow(dead_code)]
 
 pub use goblin_testkit::*;
-
-/// The server's clock in milliseconds, from a `TIME` reply.
-pub fn time_ms(time: &Reply) -> i64 {
-    let time = time.texts();
-    time[0].parse::<i64>().expect("seconds") * 1000 + time[1].parse::<i64>().expect("us") / 1000
-}
-
-/// The server's clock in milliseconds, now.
-pub fn server_ms(conn: &mut Conn) -> i64 {
-    time_ms(&conn.call(&["TIME"]))
-}
 
 /// Asserts the key's absolute expiry is `ttl_ms` after some instant in `[before, after]` (server
 /// milliseconds read just before and just after the call that armed it).
@@ -24,27 +14,6 @@ pub fn assert_expires_after(conn: &mut Conn, key: &str, ttl_ms: i64, before: i64
         (before + ttl_ms..=after + ttl_ms).contains(&at),
         "{key} expires at {at}, expected {ttl_ms} ms after a call in [{before}, {after}]"
     );
-}
-
-/// Everything observable about one key: type, value, TTL class. Equal snapshots before and
-/// after a call mean the call wrote nothing to that key.
-pub fn snapshot(conn: &mut Conn, key: &str) -> (String, Reply, i64) {
-    let kind = conn.call(&["TYPE", key]).status();
-    let value = match kind.as_str() {
-        "string" => conn.call(&["GET", key]),
-        "zset" => conn.call(&["ZRANGE", key, "0", "-1", "WITHSCORES"]),
-        "hash" => conn.call(&["HGETALL", key]),
-        "list" => conn.call(&["LRANGE", key, "0", "-1"]),
-        "set" => conn.call(&["SMEMBERS", key]),
-        _ => Reply::Nil,
-    };
-    let ttl = conn.call(&["PEXPIRETIME", key]);
-    let ttl = match ttl {
-        Reply::Int(n) => n,
-        // PEXPIRETIME is 7.0+; every server in scope has it.
-        other => panic!("PEXPIRETIME: {other:?}"),
-    };
-    (kind, value, ttl)
 }
 
 /// `server.dirty`: every write and every replicated effect raises it. Unchanged across a call
