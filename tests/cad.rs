@@ -3,16 +3,6 @@
 mod common;
 use common::*;
 
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-fn cad(c: &mut Conn, key: &str, value: &str) -> Reply {
-    c.call(&["GOBLIN.CAD", key, value])
-}
-
-fn zwindow(c: &mut Conn, key: &str, now: &str, window: &str, limit: &str, member: &str) -> Reply {
-    c.call(&["GOBLIN.ZWINDOW", key, now, window, limit, member])
-}
-
 on_every_server! {
     fn a_string_equal_to_the_value_is_deleted(flavor: Flavor) {
         let server = Server::start(flavor);
@@ -85,9 +75,8 @@ on_every_server! {
         for key in ["h", "l", "s"] {
             assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", key, "x"], key, WRONGTYPE);
         }
-        let arity = "ERR wrong number of arguments for 'goblin.cad' command";
-        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k"], "k", arity);
-        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k", "v", "w"], "k", arity);
+        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k"], "k", CAD_ARITY);
+        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k", "v", "w"], "k", CAD_ARITY);
     }
 }
 
@@ -115,7 +104,7 @@ on_every_server! {
         assert_eq!(c.call(&["SET", "lock:report", "a1b2", "NX", "PX", "30000"]), Reply::Status("OK".into()));
         assert_eq!(c.call(&["SET", "lock:report", "c3d4", "NX", "PX", "30000"]), Reply::Nil);
         assert_eq!(cad(&mut c, "lock:report", "c3d4"), Reply::Int(0));
-        assert_eq!(c.call(&["GET", "lock:report"]), Reply::Bulk(b"a1b2".to_vec()));
+        assert_eq!(c.call(&["GET", "lock:report"]), bulk("a1b2"));
         assert_eq!(cad(&mut c, "lock:report", "a1b2"), Reply::Int(1));
         assert_eq!(c.call(&["SET", "lock:report", "c3d4", "NX", "PX", "30000"]), Reply::Status("OK".into()));
     }

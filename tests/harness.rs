@@ -10,13 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 /// Drops the server and returns what its drop panicked with.
 fn drop_report(server: Server) -> Option<String> {
     let result = catch_unwind(AssertUnwindSafe(move || drop(server)));
-    result.err().map(|panic| {
-        panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_default()
-    })
+    result.err().map(|panic| panic_text(panic.as_ref()))
 }
 
 /// The replica of replica mode, made writable.
@@ -116,7 +110,7 @@ on_every_server! {
             panic!("the test's own failure");
         });
         let panic = failing.join().expect_err("the test failed");
-        assert_eq!(panic.downcast_ref::<&str>(), Some(&"the test's own failure"));
+        assert_eq!(panic_text(panic.as_ref()), "the test's own failure");
     }
 }
 

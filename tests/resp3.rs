@@ -5,10 +5,6 @@
 mod common;
 use common::*;
 
-fn bulk(text: &str) -> Reply {
-    Reply::Bulk(text.as_bytes().to_vec())
-}
-
 on_every_server! {
     fn hello_3_then_every_reply_type(flavor: Flavor) {
         let server = Server::builder(flavor).args(["--enable-debug-command", "local"]).start();
@@ -51,8 +47,8 @@ on_every_server! {
         assert_eq!(c.call(&["SMEMBERS", "s"]), Reply::Set(vec![bulk("1"), bulk("2")]));
 
         // Goblin's replies and errors are the same in RESP3.
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(1));
-        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "w", "1700000000.1234567", "60", "5", "a"]), Reply::Int(1));
+        assert_eq!(increx(&mut c, "k", "10"), Reply::Int(1));
+        assert_eq!(zwindow(&mut c, "w", "1700000000.1234567", "60", "5", "a"), Reply::Int(1));
         assert_eq!(c.call(&["ZADD", "ref", "1700000000.1234567", "a"]), Reply::Int(1));
         let score = c.call(&["ZSCORE", "w", "a"]);
         // The text is the server's own (`1700000000.1234567` on 7.0, `1.7000000001234567e+9`
@@ -60,8 +56,8 @@ on_every_server! {
         let Reply::Double(text) = &score else { panic!("{score:?}") };
         assert_eq!(text.parse::<f64>(), Ok(1_700_000_000.123_456_7), "{text}");
         assert_eq!(score, c.call(&["ZSCORE", "ref", "a"]));
-        assert_eq!(c.call(&["GOBLIN.CAD", "w", "a"]), Reply::Int(1));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "z", "10"]), Reply::Error("WRONGTYPE Operation against a key holding the wrong kind of value".into()));
+        assert_eq!(cad(&mut c, "w", "a"), Reply::Int(1));
+        assert_eq!(increx(&mut c, "z", "10"), Reply::Error(WRONGTYPE.into()));
         let info = c.call(&["INFO", "goblin"]);
         assert!(matches!(&info, Reply::Verbatim { format, .. } if format == "txt"), "{info:?}");
         assert!(info.text().contains("goblin_increx_calls:2"), "{info:?}");

@@ -3,19 +3,6 @@
 mod common;
 use common::*;
 
-const NOT_FLOAT: &str = "ERR value is not a valid float";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-const ARITY: &str = "ERR wrong number of arguments for 'goblin.zwindow' command";
-
-fn zwindow(c: &mut Conn, key: &str, now: &str, window: &str, limit: &str, member: &str) -> Reply {
-    c.call(&["GOBLIN.ZWINDOW", key, now, window, limit, member])
-}
-
-fn members(c: &mut Conn, key: &str) -> Vec<String> {
-    c.call(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).texts()
-}
-
 on_every_server! {
     fn seed_session_sliding_limiter(flavor: Flavor) {
         let server = Server::start(flavor);
@@ -162,7 +149,7 @@ on_every_server! {
         let member: &[u8] = b"\x00\xff id with spaces \r\n";
         let reply = c.call(&[&b"GOBLIN.ZWINDOW"[..], b"w", b"1", b"10", b"2", member]);
         assert_eq!(reply, Reply::Int(1));
-        assert_eq!(c.call(&[&b"ZSCORE"[..], b"w", member]), Reply::Bulk(b"1".to_vec()));
+        assert_eq!(c.call(&[&b"ZSCORE"[..], b"w", member]), bulk("1"));
         let empty: &[u8] = b"";
         let reply = c.call(&[&b"GOBLIN.ZWINDOW"[..], b"w", b"2", b"10", b"2", empty]);
         assert_eq!(reply, Reply::Int(1));
@@ -223,10 +210,9 @@ on_every_server! {
         let server = Server::start(flavor);
         let mut c = server.conn();
         c.call(&["ZADD", "w", "1", "old"]);
-        let invalid = "ERR invalid expire time in 'goblin.zwindow' command";
         for window in ["1e300", "9223372036854775.807", "1.7976931348623157e308"] {
             let args = ["GOBLIN.ZWINDOW", "w", "1e308", window, "5", "m"];
-            assert_error_writes_nothing(&mut c, &args, "w", invalid);
+            assert_error_writes_nothing(&mut c, &args, "w", ZWINDOW_INVALID_EXPIRE);
         }
     }
 }
@@ -241,7 +227,7 @@ on_every_server! {
             &["GOBLIN.ZWINDOW", "w", "1", "10", "1"],
             &["GOBLIN.ZWINDOW", "w", "1", "10", "1", "m", "extra"],
         ] {
-            assert_error_writes_nothing(&mut c, args, "w", ARITY);
+            assert_error_writes_nothing(&mut c, args, "w", ZWINDOW_ARITY);
         }
     }
 }
@@ -327,7 +313,7 @@ on_every_server! {
         assert_eq!(zwindow(&mut c, "w", "100000", "10", "1", "new"), Reply::Int(1));
         // 1,000 below the tie, then the whole tie group of 2,000 at 5000; the next score stays.
         assert_eq!(c.call(&["ZCOUNT", "w", "-inf", "5000"]), Reply::Int(0));
-        assert_eq!(c.call(&["ZSCORE", "w", "after-the-tie"]), Reply::Bulk(b"9000".to_vec()));
+        assert_eq!(c.call(&["ZSCORE", "w", "after-the-tie"]), bulk("9000"));
     }
 }
 
@@ -344,7 +330,7 @@ on_every_server! {
         c.call(&["ZADD", "w", "100000", "in-a"]);
         // old2999 survives this call's slice (1,024 go) and is back, with room (1 of 2 taken).
         assert_eq!(zwindow(&mut c, "w", "100001", "50000", "2", "old2999"), Reply::Int(1));
-        assert_eq!(c.call(&["ZSCORE", "w", "old2999"]), Reply::Bulk(b"100001".to_vec()));
+        assert_eq!(c.call(&["ZSCORE", "w", "old2999"]), bulk("100001"));
         let info = c.call(&["INFO", "goblin"]).text();
         assert!(info.contains("goblin_zwindow_admitted:1\r\n"), "{info}");
         assert!(info.contains("goblin_zwindow_refreshed:0\r\n"), "{info}");

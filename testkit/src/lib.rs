@@ -439,13 +439,7 @@ impl Drop for Server {
                 }));
                 let failure = match checked {
                     Ok(result) => result.err(),
-                    Err(panic) => Some(
-                        panic
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                            .unwrap_or_else(|| "a panic".into()),
-                    ),
+                    Err(panic) => Some(panic_text(panic.as_ref())),
                 };
                 if let Some(failure) = failure {
                     reports.push(format!(
@@ -467,6 +461,15 @@ impl Drop for Server {
             }
         }
     }
+}
+
+/// What a panic said (its payload, as `catch_unwind` or `JoinHandle::join` return it).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// The server's clock in milliseconds, from a `TIME` reply.

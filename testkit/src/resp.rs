@@ -482,32 +482,26 @@ mod tests {
 
     #[test]
     fn malformed_input_is_an_error() {
-        for bytes in [
-            &b""[..],
-            b"$3\r\nab",
-            b"*2\r\n:1\r\n",
-            b"%1\r\n+k\r\n",
-            b"=8\r\ntxt:ab",
-        ] {
-            assert_eq!(
-                fails(bytes).kind(),
-                io::ErrorKind::UnexpectedEof,
-                "{bytes:?}"
-            );
-        }
-        for bytes in [
-            &b"#x\r\n"[..],
-            b"$3\r\nabcd\r\n",
-            b"=5\r\ntxtab\r\n",
-            b"=3\r\ntxt\r\n",
-            b"%-1\r\n",
-            b"~x\r\n",
-            b"!-1\r\n",
-            b"_x\r\n",
-            b"+OK\n",
-            b"+OK\r\n+extra\r\n",
-        ] {
-            assert_eq!(fails(bytes).kind(), io::ErrorKind::InvalidData, "{bytes:?}");
+        use io::ErrorKind::{InvalidData, UnexpectedEof};
+        let cases: [(&[u8], io::ErrorKind); 15] = [
+            (b"", UnexpectedEof),
+            (b"$3\r\nab", UnexpectedEof),
+            (b"*2\r\n:1\r\n", UnexpectedEof),
+            (b"%1\r\n+k\r\n", UnexpectedEof),
+            (b"=8\r\ntxt:ab", UnexpectedEof),
+            (b"#x\r\n", InvalidData),
+            (b"$3\r\nabcd\r\n", InvalidData),
+            (b"=5\r\ntxtab\r\n", InvalidData),
+            (b"=3\r\ntxt\r\n", InvalidData),
+            (b"%-1\r\n", InvalidData),
+            (b"~x\r\n", InvalidData),
+            (b"!-1\r\n", InvalidData),
+            (b"_x\r\n", InvalidData),
+            (b"+OK\n", InvalidData),
+            (b"+OK\r\n+extra\r\n", InvalidData),
+        ];
+        for (bytes, kind) in cases {
+            assert_eq!(fails(bytes).kind(), kind, "{bytes:?}");
         }
     }
 }

@@ -6,6 +6,49 @@
 
 pub use goblin_testkit::*;
 
+/// The servers' own error texts, which Goblin's commands reply with.
+pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+pub const NOT_FLOAT: &str = "ERR value is not a valid float";
+pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
+pub const INCREX_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.increx' command";
+pub const ZWINDOW_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.zwindow' command";
+pub const INCREX_ARITY: &str = "ERR wrong number of arguments for 'goblin.increx' command";
+pub const ZWINDOW_ARITY: &str = "ERR wrong number of arguments for 'goblin.zwindow' command";
+pub const CAD_ARITY: &str = "ERR wrong number of arguments for 'goblin.cad' command";
+
+/// `GOBLIN.INCREX key seconds`.
+pub fn increx(c: &mut Conn, key: &str, seconds: &str) -> Reply {
+    c.call(&["GOBLIN.INCREX", key, seconds])
+}
+
+/// `GOBLIN.ZWINDOW key now window limit member`.
+pub fn zwindow(
+    c: &mut Conn,
+    key: &str,
+    now: &str,
+    window: &str,
+    limit: &str,
+    member: &str,
+) -> Reply {
+    c.call(&["GOBLIN.ZWINDOW", key, now, window, limit, member])
+}
+
+/// `GOBLIN.CAD key value`.
+pub fn cad(c: &mut Conn, key: &str, value: &str) -> Reply {
+    c.call(&["GOBLIN.CAD", key, value])
+}
+
+/// A sorted set as `ZRANGE key 0 -1 WITHSCORES` lists it: member, score, member, score...
+pub fn members(c: &mut Conn, key: &str) -> Vec<String> {
+    c.call(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).texts()
+}
+
+/// A bulk string reply.
+pub fn bulk(text: &str) -> Reply {
+    Reply::Bulk(text.as_bytes().to_vec())
+}
+
 /// Asserts the key's absolute expiry is `ttl_ms` after some instant in `[before, after]` (server
 /// milliseconds read just before and just after the call that armed it).
 pub fn assert_expires_after(conn: &mut Conn, key: &str, ttl_ms: i64, before: i64, after: i64) {
