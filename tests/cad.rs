@@ -1,34 +1,15 @@
-//! GOBLIN.CAD: every row of its table, and whole lock and semaphore lifecycles.
+//! GOBLIN.CAD: every row of the README's table (common/rows.rs), and whole lock and semaphore
+//! lifecycles.
 
 mod common;
 use common::*;
 
 on_every_server! {
-    fn a_string_equal_to_the_value_is_deleted(flavor: Flavor) {
+    /// Every row of the README's table, each with its setup, reply and effect.
+    fn every_row_of_the_readme_table(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        c.call(&["SET", "lock", "token-1", "PX", "30000"]);
-        assert_eq!(cad(&mut c, "lock", "token-1"), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "lock"]), Reply::Int(0));
-        // Integers stored compactly by the server compare by their text, too.
-        c.call(&["SET", "n", "12345"]);
-        assert_eq!(cad(&mut c, "n", "12345"), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "n"]), Reply::Int(0));
-    }
-}
-
-on_every_server! {
-    fn a_string_not_equal_is_left_alone(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["SET", "lock", "token-1", "PX", "30000"]);
-        let before = snapshot(&mut c, "lock");
-        let dirty_before = dirty(&mut c);
-        for other in ["token-2", "token-", "token-10", "", "TOKEN-1"] {
-            assert_eq!(cad(&mut c, "lock", other), Reply::Int(0), "{other:?}");
-        }
-        assert_eq!(snapshot(&mut c, "lock"), before);
-        assert_eq!(dirty(&mut c), dirty_before, "a failed compare wrote something");
+        run_table(&mut c, "cad", CAD_ROWS);
     }
 }
 

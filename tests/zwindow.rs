@@ -1,7 +1,17 @@
-//! GOBLIN.ZWINDOW against real servers: the seed sessions verbatim and every rule of SPEC.
+//! GOBLIN.ZWINDOW against real servers: every row of the README's table (common/rows.rs), the
+//! seed sessions verbatim, and every rule of the algorithm.
 
 mod common;
 use common::*;
+
+on_every_server! {
+    /// Every row of the README's table, each with its setup, reply and effect.
+    fn every_row_of_the_readme_table(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "zwindow", ZWINDOW_ROWS);
+    }
+}
 
 on_every_server! {
     fn seed_session_sliding_limiter(flavor: Flavor) {
@@ -71,41 +81,6 @@ on_every_server! {
 }
 
 on_every_server! {
-    fn a_rejection_adds_nothing_and_leaves_the_ttl(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["ZADD", "w", "1", "old", "95", "a", "96", "b"]);
-        c.call(&["PEXPIRE", "w", "77777"]);
-        let at = c.call(&["PEXPIRETIME", "w"]).int();
-        assert_eq!(zwindow(&mut c, "w", "100", "10", "2", "c"), Reply::Int(0));
-        // The eviction stands (as in the Lua idiom); the rest is untouched.
-        assert_eq!(members(&mut c, "w"), ["a", "95", "b", "96"]);
-        assert_eq!(c.call(&["PEXPIRETIME", "w"]).int(), at);
-    }
-}
-
-on_every_server! {
-    fn a_non_positive_limit_rejects_every_newcomer(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        for limit in ["0", "-1", "-9223372036854775808"] {
-            assert_eq!(zwindow(&mut c, "w", "1", "10", limit, "a"), Reply::Int(0));
-            assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
-        }
-    }
-}
-
-on_every_server! {
-    fn a_set_emptied_by_eviction_is_deleted(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["ZADD", "w", "1", "a", "2", "b"]);
-        assert_eq!(zwindow(&mut c, "w", "100", "10", "0", "c"), Reply::Int(0));
-        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
-    }
-}
-
-on_every_server! {
     fn fractional_windows_expire_rounded_up_to_the_millisecond(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
@@ -128,17 +103,6 @@ on_every_server! {
                 "{key}: window {window} expires at {at}, expected {ttl_ms} ms after a call in [{before}, {after}]"
             );
         }
-    }
-}
-
-on_every_server! {
-    fn a_non_positive_window_deletes_the_admitted_key_at_once(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        assert_eq!(zwindow(&mut c, "w", "1", "0", "1", "a"), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
-        assert_eq!(zwindow(&mut c, "w", "1", "-3", "1", "a"), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
     }
 }
 
@@ -202,33 +166,6 @@ on_every_server! {
             assert_error_writes_nothing(&mut c, &["GOBLIN.ZWINDOW", key, "1", "10", "1", "m"], key, WRONGTYPE);
         }
         assert_error_writes_nothing(&mut c, &["GOBLIN.ZWINDOW", "s", "1", "10", "x", "m"], "s", NOT_INTEGER);
-    }
-}
-
-on_every_server! {
-    fn an_expiry_past_the_clock_is_refused_before_eviction(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["ZADD", "w", "1", "old"]);
-        for window in ["1e300", "9223372036854775.807", "1.7976931348623157e308"] {
-            let args = ["GOBLIN.ZWINDOW", "w", "1e308", window, "5", "m"];
-            assert_error_writes_nothing(&mut c, &args, "w", ZWINDOW_INVALID_EXPIRE);
-        }
-    }
-}
-
-on_every_server! {
-    fn wrong_arity_is_refused(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        for args in [
-            &["GOBLIN.ZWINDOW"][..],
-            &["GOBLIN.ZWINDOW", "w"],
-            &["GOBLIN.ZWINDOW", "w", "1", "10", "1"],
-            &["GOBLIN.ZWINDOW", "w", "1", "10", "1", "m", "extra"],
-        ] {
-            assert_error_writes_nothing(&mut c, args, "w", ZWINDOW_ARITY);
-        }
     }
 }
 

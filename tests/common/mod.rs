@@ -6,6 +6,14 @@
 
 pub use goblin_testkit::*;
 
+mod rows;
+mod table;
+// Not every test binary runs a table.
+#[allow(unused_imports)]
+pub use rows::*;
+#[allow(unused_imports)]
+pub use table::*;
+
 /// The servers' own error texts, which Goblin's commands reply with.
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
@@ -69,10 +77,16 @@ pub fn dirty(conn: &mut Conn) -> i64 {
 
 /// Asserts an error reply with exactly this text, and that the call changed nothing.
 pub fn assert_error_writes_nothing(conn: &mut Conn, args: &[&str], key: &str, error: &str) {
+    assert_writes_nothing(conn, args, key, &Reply::Error(error.to_string()));
+}
+
+/// Asserts exactly this reply, and that the call changed nothing: the key's snapshot and the
+/// dirty counter are what they were.
+pub fn assert_writes_nothing(conn: &mut Conn, args: &[&str], key: &str, expected: &Reply) {
     let before = snapshot(conn, key);
     let dirty_before = dirty(conn);
     let reply = conn.call(args);
-    assert_eq!(reply, Reply::Error(error.to_string()), "{args:?}");
+    assert_eq!(&reply, expected, "{args:?}");
     assert_eq!(snapshot(conn, key), before, "{args:?} changed {key}");
     assert_eq!(
         dirty(conn),
