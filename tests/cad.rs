@@ -1,44 +1,15 @@
-//! GOBLIN.CAD: every row of its table, and whole lock and semaphore lifecycles.
+//! GOBLIN.CAD: every row of the README's table (common/rows.rs), and whole lock and semaphore
+//! lifecycles.
 
 mod common;
 use common::*;
 
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-fn cad(c: &mut Conn, key: &str, value: &str) -> Reply {
-    c.call(&["GOBLIN.CAD", key, value])
-}
-
-fn zwindow(c: &mut Conn, key: &str, now: &str, window: &str, limit: &str, member: &str) -> Reply {
-    c.call(&["GOBLIN.ZWINDOW", key, now, window, limit, member])
-}
-
 on_every_server! {
-    fn a_string_equal_to_the_value_is_deleted(flavor: Flavor) {
+    /// Every row of the README's table, each with its setup, reply and effect.
+    fn every_row_of_the_readme_table(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        c.call(&["SET", "lock", "token-1", "PX", "30000"]);
-        assert_eq!(cad(&mut c, "lock", "token-1"), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "lock"]), Reply::Int(0));
-        // Integers stored compactly by the server compare by their text, too.
-        c.call(&["SET", "n", "12345"]);
-        assert_eq!(cad(&mut c, "n", "12345"), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "n"]), Reply::Int(0));
-    }
-}
-
-on_every_server! {
-    fn a_string_not_equal_is_left_alone(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["SET", "lock", "token-1", "PX", "30000"]);
-        let before = snapshot(&mut c, "lock");
-        let dirty_before = dirty(&mut c);
-        for other in ["token-2", "token-", "token-10", "", "TOKEN-1"] {
-            assert_eq!(cad(&mut c, "lock", other), Reply::Int(0), "{other:?}");
-        }
-        assert_eq!(snapshot(&mut c, "lock"), before);
-        assert_eq!(dirty(&mut c), dirty_before, "a failed compare wrote something");
+        run_table(&mut c, "cad", CAD_ROWS);
     }
 }
 
@@ -85,9 +56,8 @@ on_every_server! {
         for key in ["h", "l", "s"] {
             assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", key, "x"], key, WRONGTYPE);
         }
-        let arity = "ERR wrong number of arguments for 'goblin.cad' command";
-        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k"], "k", arity);
-        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k", "v", "w"], "k", arity);
+        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k"], "k", CAD_ARITY);
+        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k", "v", "w"], "k", CAD_ARITY);
     }
 }
 
@@ -115,7 +85,7 @@ on_every_server! {
         assert_eq!(c.call(&["SET", "lock:report", "a1b2", "NX", "PX", "30000"]), Reply::Status("OK".into()));
         assert_eq!(c.call(&["SET", "lock:report", "c3d4", "NX", "PX", "30000"]), Reply::Nil);
         assert_eq!(cad(&mut c, "lock:report", "c3d4"), Reply::Int(0));
-        assert_eq!(c.call(&["GET", "lock:report"]), Reply::Bulk(b"a1b2".to_vec()));
+        assert_eq!(c.call(&["GET", "lock:report"]), bulk("a1b2"));
         assert_eq!(cad(&mut c, "lock:report", "a1b2"), Reply::Int(1));
         assert_eq!(c.call(&["SET", "lock:report", "c3d4", "NX", "PX", "30000"]), Reply::Status("OK".into()));
     }
@@ -139,10 +109,10 @@ on_every_server! {
 on_every_server! {
     fn releases_replicate_as_del_and_zrem_and_notify(flavor: Flavor) {
         let primary = Server::start(flavor);
-        let replica = Server::builder(flavor).without_module().start();
+        // Replica mode's replica: without the module.
+        let replica = primary.replica().expect("replica mode");
         let mut p = primary.conn();
         let mut r = replica.conn();
-        replica.follow(&primary);
         p.call(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
         let events = keyspace_events(&primary, &mut p, |p| {
             p.call(&["SET", "lock", "t"]);

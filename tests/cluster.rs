@@ -23,11 +23,12 @@ fn cluster_ok(c: &mut Conn, nodes: usize) -> bool {
 
 impl Cluster {
     fn start(flavor: Flavor) -> Cluster {
+        // Cluster nodes: the cluster has its own replicas, and a node cannot follow a plain one.
         let primaries: Vec<Server> = (0..3)
-            .map(|_| Server::builder(flavor).cluster().start())
+            .map(|_| Server::builder(flavor).cluster().without_replica().start())
             .collect();
         let replicas: Vec<Server> = (0..3)
-            .map(|_| Server::builder(flavor).cluster().start())
+            .map(|_| Server::builder(flavor).cluster().without_replica().start())
             .collect();
         let ranges = [("0", "5460"), ("5461", "10922"), ("10923", "16383")];
         for (server, (first, last)) in primaries.iter().zip(ranges) {

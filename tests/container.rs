@@ -102,20 +102,14 @@ fn the_image_config_loads_goblin_on_valkey_9() {
         ["appendonly", "yes"]
     );
     assert_eq!(
-        c.call(&["GOBLIN.ZWINDOW", "lock:job7", "5000", "30", "1", "worker-1"]),
+        zwindow(&mut c, "lock:job7", "5000", "30", "1", "worker-1"),
         Reply::Int(1)
     );
     assert_eq!(
-        c.call(&["GOBLIN.ZWINDOW", "lock:job7", "5001", "30", "1", "worker-2"]),
+        zwindow(&mut c, "lock:job7", "5001", "30", "1", "worker-2"),
         Reply::Int(0)
     );
-    assert_eq!(
-        c.call(&["GOBLIN.CAD", "lock:job7", "worker-1"]),
-        Reply::Int(1)
-    );
-    assert_eq!(
-        c.call(&["GOBLIN.INCREX", "rate:user42", "60"]),
-        Reply::Int(1)
-    );
+    assert_eq!(cad(&mut c, "lock:job7", "worker-1"), Reply::Int(1));
+    assert_eq!(increx(&mut c, "rate:user42", "60"), Reply::Int(1));
     assert_eq!(c.call(&["TTL", "rate:user42"]), Reply::Int(60));
 }

@@ -268,11 +268,11 @@ on_every_server! {
         };
         c.call(&["SET", "k", "0"]);
         let fired = keyspace_events(&server, &mut c, |c| {
-            c.call(&["GOBLIN.INCREX", "k", "0"]);
+            increx(c, "k", "0");
         });
         assert_eq!(fired, ["incrby k".to_string(), format!("{gone} k")]);
         let fired = keyspace_events(&server, &mut c, |c| {
-            c.call(&["GOBLIN.ZWINDOW", "w", "1", "0", "1", "a"]);
+            zwindow(c, "w", "1", "0", "1", "a");
         });
         assert_eq!(fired, ["zadd w".to_string(), format!("{gone} w")]);
     }
@@ -292,7 +292,7 @@ on_every_server! {
         });
         assert_eq!(script, ["new lua", "incrby lua"]);
         let native = keyspace_events(&server, &mut c, |c| {
-            assert!(c.call(&["GOBLIN.INCREX", "native", "x"]).is_error());
+            assert!(increx(c, "native", "x").is_error());
         });
         assert_eq!(native, Vec::<String>::new());
     }

@@ -101,7 +101,7 @@ fn the_readme_python_snippet_runs() {
     );
     assert!(stdout.contains("admitted 1"), "{stdout}");
     let mut c = server.conn();
-    assert_eq!(c.call(&["GET", "rate:user42"]), Reply::Bulk(b"1".to_vec()));
+    assert_eq!(c.call(&["GET", "rate:user42"]), bulk("1"));
     assert_eq!(c.call(&["TTL", "rate:user42"]), Reply::Int(60));
     assert_eq!(c.call(&["ZCARD", "rl:user42"]), Reply::Int(1));
     assert_eq!(

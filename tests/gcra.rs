@@ -7,8 +7,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
 fn gcra(c: &mut Conn, args: &[&str]) -> Reply {
     let mut call = vec!["GOBLIN.GCRA"];
     call.extend_from_slice(args);
@@ -79,6 +77,10 @@ fn arguments(rng: &mut Rng, limits: (&str, &str), max_burst: &str) -> Vec<String
                 "TOKENS",
                 "foo",
             ]);
+            // A period both servers accept can shorten the emission interval below the 5 s the
+            // counts rely on (1.5 s for 100 tokens is 15 ms): those go to the burst instead.
+            let shortens = ["1.5", "+1", "01", "0x10"].contains(&bad);
+            let at = if shortens && at == 2 { 0 } else { at };
             match at {
                 0..=2 => args[at] = bad.to_string(),
                 3 => args.extend(["TOKENS".into(), bad.into()]),
@@ -258,7 +260,7 @@ on_every_server! {
         let server = Server::start(flavor);
         let mut c = server.conn();
         gcra(&mut c, &["k", "0", "1", "60"]);
-        assert_error_writes_nothing_but(&mut c, &["GOBLIN.GCRA", "k", "0", "1", "60"], "k");
+        assert_limited_writes_nothing(&mut c, &["GOBLIN.GCRA", "k", "0", "1", "60"], "k");
         c.call(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
         let events = keyspace_events(&server, &mut c, |c| {
             gcra(c, &["k", "0", "1", "60"]);
@@ -268,8 +270,8 @@ on_every_server! {
     }
 }
 
-/// Runs `args`, which must not be an error, and asserts it changed nothing.
-fn assert_error_writes_nothing_but(c: &mut Conn, args: &[&str], key: &str) {
+/// Runs `args`, which must be limited, and asserts it changed nothing.
+fn assert_limited_writes_nothing(c: &mut Conn, args: &[&str], key: &str) {
     let before = snapshot(c, key);
     let dirty_before = dirty(c);
     let reply = c.call(args);
@@ -288,8 +290,10 @@ on_every_server! {
     /// same TATs and expiries, and a restart from the AOF keeps them.
     fn replicas_and_the_aof_keep_every_tat_and_expiry(flavor: Flavor) {
         let dir = TempDir::new("gcra-aof");
-        let primary = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).start();
-        let replica = Server::builder(flavor).without_module().start();
+        // The primary is killed and restarted from its AOF, so the test brings the replica
+        // itself (without the module) instead of replica mode's.
+        let primary = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).without_replica().start();
+        let replica = Server::builder(flavor).without_module().without_replica().start();
         replica.follow(&primary);
         let mut p = primary.conn();
         let mut rng = Rng::new(0x9c2a);
@@ -323,7 +327,8 @@ on_every_server! {
         drop(p);
         let mut primary = primary;
         primary.kill();
-        let restarted = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).without_module().start();
+        let restarted =
+            Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).without_module().without_replica().start();
         let on_restart = keys(&mut restarted.conn());
         assert_eq!(on_restart, on_primary, "a restart from the AOF, even without the module");
     }

@@ -1,126 +1,32 @@
-//! GOBLIN.INCREX against real servers: every row of SPEC's table, the seed session, and INCR's
-//! own parser as the judge of what a counter is.
+//! GOBLIN.INCREX against real servers: every row of the README's table (common/rows.rs), the
+//! seed session, the edges that span rows, and INCR's own parser as the judge of what a counter
+//! is.
 
 mod common;
 use common::*;
 
-const OVERFLOW_EXPIRE: &str = "ERR invalid expire time in 'goblin.increx' command";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+on_every_server! {
+    /// Every row of the README's table, each with its setup, reply and effect.
+    fn every_row_of_the_readme_table(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "increx", INCREX_ROWS);
+    }
+}
 
 on_every_server! {
     fn seed_session_fixed_window(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
         // > GOBLIN.INCREX rate:user42 60   -> 1, 60s window armed
-        assert_eq!(c.call(&["GOBLIN.INCREX", "rate:user42", "60"]), Reply::Int(1));
+        assert_eq!(increx(&mut c, "rate:user42", "60"), Reply::Int(1));
         // > GOBLIN.INCREX rate:user42 60   -> 2, TTL still counting down from the first hit
-        assert_eq!(c.call(&["GOBLIN.INCREX", "rate:user42", "60"]), Reply::Int(2));
+        assert_eq!(increx(&mut c, "rate:user42", "60"), Reply::Int(2));
         assert_eq!(c.call(&["TTL", "rate:user42"]), Reply::Int(60));
         for expected in 3..=6 {
-            assert_eq!(c.call(&["GOBLIN.INCREX", "rate:user42", "60"]), Reply::Int(expected));
+            assert_eq!(increx(&mut c, "rate:user42", "60"), Reply::Int(expected));
         }
-        assert_eq!(c.call(&["GET", "rate:user42"]), Reply::Bulk(b"6".to_vec()));
-    }
-}
-
-on_every_server! {
-    fn missing_key_counts_one_and_arms_the_ttl(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        let before = server_ms(&mut c);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "30"]), Reply::Int(1));
-        let after = server_ms(&mut c);
-        assert_expires_after(&mut c, "k", 30_000, before, after);
-        assert_eq!(c.call(&["TYPE", "k"]), Reply::Status("string".into()));
-    }
-}
-
-on_every_server! {
-    fn counter_at_zero_rearms_and_replaces_any_ttl(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["SET", "k", "0", "EX", "1000"]);
-        let before = server_ms(&mut c);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "7"]), Reply::Int(1));
-        let after = server_ms(&mut c);
-        assert_expires_after(&mut c, "k", 7_000, before, after);
-
-        c.call(&["SET", "p", "0"]);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "p", "7"]), Reply::Int(1));
-        assert!(c.call(&["PTTL", "p"]).int() > 6000);
-    }
-}
-
-on_every_server! {
-    fn later_hits_leave_the_ttl_exactly_as_it_was(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["GOBLIN.INCREX", "k", "100"]);
-        let armed_at = c.call(&["PEXPIRETIME", "k"]).int();
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "5"]), Reply::Int(2));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "-1"]), Reply::Int(3));
-        assert_eq!(c.call(&["PEXPIRETIME", "k"]).int(), armed_at);
-
-        // A counter without a TTL stays without one.
-        c.call(&["SET", "plain", "41"]);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "plain", "10"]), Reply::Int(42));
-        assert_eq!(c.call(&["TTL", "plain"]), Reply::Int(-1));
-        assert_eq!(c.call(&["GET", "plain"]), Reply::Bulk(b"42".to_vec()));
-    }
-}
-
-on_every_server! {
-    fn a_counter_that_grows_a_digit_keeps_its_ttl(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["SET", "k", "9", "PX", "100000"]);
-        let at = c.call(&["PEXPIRETIME", "k"]).int();
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "5"]), Reply::Int(10));
-        c.call(&["SET", "n", "-10", "PX", "100000"]);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "n", "5"]), Reply::Int(-9));
-        assert_eq!(c.call(&["GET", "k"]), Reply::Bulk(b"10".to_vec()));
-        assert_eq!(c.call(&["GET", "n"]), Reply::Bulk(b"-9".to_vec()));
-        assert_eq!(c.call(&["PEXPIRETIME", "k"]).int(), at);
-        assert!(c.call(&["PTTL", "n"]).int() > 90_000);
-    }
-}
-
-on_every_server! {
-    fn non_positive_seconds_delete_the_new_counter_at_once(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "0"]), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "k"]), Reply::Int(0));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "-5"]), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "k"]), Reply::Int(0));
-        c.call(&["SET", "z", "0", "EX", "100"]);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "z", "-1"]), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "z"]), Reply::Int(0));
-    }
-}
-
-on_every_server! {
-    fn bad_seconds_are_refused_before_anything_is_written(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["SET", "k", "3", "EX", "100"]);
-        for seconds in ["abc", "1.5", " 5", "5 ", "0x10", "1e3", "", "nan", "+5", "9223372036854775808"] {
-            assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "k", seconds], "k", NOT_INTEGER);
-            assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "new", seconds], "new", NOT_INTEGER);
-        }
-    }
-}
-
-on_every_server! {
-    fn non_integer_values_are_refused_before_anything_is_written(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        for value in ["abc", "1.5", " 5", "5 ", "", "0x10", "1e3", "+1", "01", "-0"] {
-            c.call(&["SET", "k", value, "EX", "100"]);
-            assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "k", "10"], "k", NOT_INTEGER);
-        }
+        assert_eq!(c.call(&["GET", "rate:user42"]), bulk("6"));
     }
 }
 
@@ -133,10 +39,10 @@ on_every_server! {
             &mut c,
             &["GOBLIN.INCREX", "k", "10"],
             "k",
-            "ERR increment or decrement would overflow",
+            OVERFLOW,
         );
         c.call(&["SET", "m", "-9223372036854775808"]);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "m", "10"]), Reply::Int(i64::MIN + 1));
+        assert_eq!(increx(&mut c, "m", "10"), Reply::Int(i64::MIN + 1));
     }
 }
 
@@ -145,18 +51,18 @@ on_every_server! {
         let server = Server::start(flavor);
         let mut c = server.conn();
         for seconds in ["9223372036854775807", "9223372036854775", "-9223372036854775808"] {
-            assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "k", seconds], "k", OVERFLOW_EXPIRE);
+            assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "k", seconds], "k", INCREX_INVALID_EXPIRE);
         }
         c.call(&["SET", "zero", "0"]);
         assert_error_writes_nothing(
             &mut c,
             &["GOBLIN.INCREX", "zero", "9223372036854775807"],
             "zero",
-            OVERFLOW_EXPIRE,
+            INCREX_INVALID_EXPIRE,
         );
         // Only the first hit arms a TTL: a running counter ignores `seconds`.
         c.call(&["SET", "running", "5"]);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "running", "9223372036854775807"]), Reply::Int(6));
+        assert_eq!(increx(&mut c, "running", "9223372036854775807"), Reply::Int(6));
     }
 }
 
@@ -177,18 +83,6 @@ on_every_server! {
 }
 
 on_every_server! {
-    fn wrong_arity_is_refused(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        let arity = "ERR wrong number of arguments for 'goblin.increx' command";
-        assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX"], "k", arity);
-        assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "k"], "k", arity);
-        assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "k", "1", "2"], "k", arity);
-        assert_error_writes_nothing(&mut c, &["goblin.increx", "k", "1", "2"], "k", arity);
-    }
-}
-
-on_every_server! {
     /// INCR is the judge of what a counter is: for every stored value, INCREX must accept and
     /// compute what INCR does, or refuse with INCR's exact error.
     fn accepts_and_refuses_stored_values_exactly_as_incr(flavor: Flavor) {
@@ -204,7 +98,7 @@ on_every_server! {
             c.call(&["SET", "via-incr", value]);
             c.call(&["SET", "via-increx", value]);
             let incr = c.call(&["INCR", "via-incr"]);
-            let increx = c.call(&["GOBLIN.INCREX", "via-increx", "100"]);
+            let increx = increx(&mut c, "via-increx", "100");
             assert_eq!(increx, incr, "stored value {value:?}");
             assert_eq!(
                 c.call(&["GET", "via-increx"]),

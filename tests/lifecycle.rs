@@ -37,10 +37,10 @@ on_every_server! {
         let server = bare_server(flavor);
         let mut c = server.conn();
         assert_eq!(load(&mut c, &[]), Reply::Status("OK".into()));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(1));
+        assert_eq!(increx(&mut c, "k", "10"), Reply::Int(1));
         assert_eq!(c.call(&["MODULE", "UNLOAD", "goblin"]), Reply::Error(UNLOAD_REFUSED.into()));
         assert!(loaded_modules(&mut c).contains(&"goblin".to_string()));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(2), "still serving");
+        assert_eq!(increx(&mut c, "k", "10"), Reply::Int(2), "still serving");
         assert_eq!(info_field(&mut c, "goblin", "goblin_unload_allowed"), "0");
         let log = server.log();
         assert!(
@@ -54,15 +54,16 @@ on_every_server! {
     fn allow_unload_lets_it_go_and_the_data_stay(flavor: Flavor) {
         let server = bare_server(flavor);
         let mut c = server.conn();
-        assert!(c.call(&["GOBLIN.INCREX", "k", "10"]).is_error());
+        assert!(increx(&mut c, "k", "10").is_error());
         assert_eq!(load(&mut c, &["allow-unload"]), Reply::Status("OK".into()));
         assert_eq!(info_field(&mut c, "goblin", "goblin_unload_allowed"), "1");
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(1));
+        assert_eq!(increx(&mut c, "k", "10"), Reply::Int(1));
         assert_eq!(c.call(&["MODULE", "UNLOAD", "goblin"]), Reply::Status("OK".into()));
-        assert!(c.call(&["GOBLIN.INCREX", "k", "10"]).is_error());
-        assert_eq!(c.call(&["GET", "k"]), Reply::Bulk(b"1".to_vec()), "data outlive the module");
+        assert_no_callback_left(&mut c);
+        assert!(increx(&mut c, "k", "10").is_error());
+        assert_eq!(c.call(&["GET", "k"]), bulk("1"), "data outlive the module");
         assert_eq!(load(&mut c, &[]), Reply::Status("OK".into()));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(2));
+        assert_eq!(increx(&mut c, "k", "10"), Reply::Int(2));
     }
 }
 
@@ -73,6 +74,7 @@ on_every_server! {
         assert!(load(&mut c, &["allow_unload"]).is_error());
         assert!(!loaded_modules(&mut c).contains(&"goblin".to_string()));
         assert!(server.log().contains("unknown module argument \"allow_unload\""), "{}", server.log());
+        assert_no_callback_left(&mut c);
     }
 }
 
@@ -88,8 +90,9 @@ on_every_server! {
         let reply = c.call(&["MODULE", "LOADEX", path, "CONFIG", "goblin.nosuch", "1"]);
         assert!(reply.is_error(), "{reply:?}");
         assert!(!loaded_modules(&mut c).contains(&"goblin".to_string()));
+        assert_no_callback_left(&mut c);
         assert_eq!(load(&mut c, &[]), Reply::Status("OK".into()));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(1));
+        assert_eq!(increx(&mut c, "k", "10"), Reply::Int(1));
     }
 }
 
@@ -102,11 +105,11 @@ on_every_server! {
         assert_eq!(load(&mut admin, &[]), Reply::Status("OK".into()));
         let mut c = server.conn();
         assert_eq!(c.call(&["MULTI"]), Reply::Status("OK".into()));
-        assert_eq!(c.call(&["GOBLIN.INCREX", "mc", "100"]), Reply::Status("QUEUED".into()));
+        assert_eq!(increx(&mut c, "mc", "100"), Reply::Status("QUEUED".into()));
         assert_eq!(admin.call(&["MODULE", "UNLOAD", "goblin"]), Reply::Error(UNLOAD_REFUSED.into()));
         assert!(load(&mut admin, &[]).is_error(), "already loaded");
         assert_eq!(c.call(&["EXEC"]), Reply::Array(vec![Reply::Int(1)]));
-        assert_eq!(c.call(&["GET", "mc"]), Reply::Bulk(b"1".to_vec()));
+        assert_eq!(c.call(&["GET", "mc"]), bulk("1"));
         assert_eq!(c.call(&["TTL", "mc"]), Reply::Int(100));
         assert_eq!(info_field(&mut c, "goblin", "goblin_increx_calls"), "1");
         assert_eq!(info_field(&mut c, "goblin", "goblin_cad_calls"), "0");
@@ -130,7 +133,7 @@ on_every_server! {
         assert_eq!(admin.call(&["MODULE", "UNLOAD", "goblin"]), Reply::Error(UNLOAD_REFUSED.into()));
         assert_eq!(admin.call(&["CLIENT", "UNPAUSE"]), Reply::Status("OK".into()));
         assert_eq!(held.read().expect("the held reply"), Reply::Int(1));
-        assert_eq!(admin.call(&["ZSCORE", "lock", "worker-1"]), Reply::Bulk(b"5000".to_vec()));
+        assert_eq!(admin.call(&["ZSCORE", "lock", "worker-1"]), bulk("5000"));
     }
 }
 
@@ -143,7 +146,7 @@ on_every_server! {
         assert_eq!(load(&mut admin, &[]), Reply::Status("OK".into()));
         let mut c = server.conn();
         c.call(&["CLIENT", "SETNAME", "counter"]);
-        assert_eq!(c.call(&["GOBLIN.INCREX", "k", "10"]), Reply::Int(1));
+        assert_eq!(increx(&mut c, "k", "10"), Reply::Int(1));
         assert_eq!(admin.call(&["MODULE", "UNLOAD", "goblin"]), Reply::Error(UNLOAD_REFUSED.into()));
         let list = admin.call(&["CLIENT", "LIST"]).text();
         let line = list.lines().find(|line| line.contains("name=counter")).expect("the client");
@@ -169,9 +172,9 @@ on_every_server! {
         let mut c = server.conn();
         let cycle = |c: &mut Conn| {
             assert_eq!(load(c, &["allow-unload"]), Reply::Status("OK".into()));
-            c.call(&["GOBLIN.INCREX", "counter", "100"]);
-            c.call(&["GOBLIN.ZWINDOW", "window", "1", "100", "3", "a"]);
-            c.call(&["GOBLIN.CAD", "lock", "token"]);
+            increx(c, "counter", "100");
+            zwindow(c, "window", "1", "100", "3", "a");
+            cad(c, "lock", "token");
             c.call(&["INFO", "goblin"]);
             c.call(&["COMMAND", "DOCS", "goblin.zwindow"]);
             assert_eq!(c.call(&["MODULE", "UNLOAD", "goblin"]), Reply::Status("OK".into()));

@@ -30,7 +30,7 @@ on_every_server! {
             .arg(conf.to_str().unwrap())
             .start();
         let mut c = server.conn();
-        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "w", "1", "10", "1", "a"]), Reply::Int(1));
+        assert_eq!(zwindow(&mut c, "w", "1", "10", "1", "a"), Reply::Int(1));
     }
 }
 
@@ -98,10 +98,10 @@ on_every_server! {
         c.call(&["ACL", "SETUSER", "reader", "on", "nopass", "~*", "+@all", "-@write"]);
         let mut limited = server.conn();
         limited.call(&["AUTH", "limited", "x"]);
-        assert_eq!(limited.call(&["GOBLIN.INCREX", "rl:ok", "10"]), Reply::Int(1));
-        let denied = limited.call(&["GOBLIN.INCREX", "other", "10"]);
+        assert_eq!(increx(&mut limited, "rl:ok", "10"), Reply::Int(1));
+        let denied = increx(&mut limited, "other", "10");
         assert!(matches!(&denied, Reply::Error(e) if e.starts_with("NOPERM")), "{denied:?}");
-        let denied = limited.call(&["GOBLIN.ZWINDOW", "other", "1", "10", "1", "m"]);
+        let denied = zwindow(&mut limited, "other", "1", "10", "1", "m");
         assert!(matches!(&denied, Reply::Error(e) if e.starts_with("NOPERM")), "{denied:?}");
         assert_eq!(c.call(&["EXISTS", "other"]), Reply::Int(0));
         if flavor.has_module_acl_categories() {
@@ -177,7 +177,7 @@ on_every_server! {
         assert!(!server.log().contains("refused the docs"), "{}", server.log());
         // The arity is the server's to check now, with the same words.
         let reply = c.call(&["GOBLIN.CAD", "k"]);
-        assert_eq!(reply, Reply::Error("ERR wrong number of arguments for 'goblin.cad' command".into()));
+        assert_eq!(reply, Reply::Error(CAD_ARITY.into()));
     }
 }
 
@@ -185,17 +185,17 @@ on_every_server! {
     fn info_goblin_counts_calls_outcomes_and_errors(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        let z = |c: &mut Conn, now: &str, member: &str| c.call(&["GOBLIN.ZWINDOW", "w", now, "10", "2", member]);
+        let z = |c: &mut Conn, now: &str, member: &str| zwindow(c, "w", now, "10", "2", member);
         z(&mut c, "1", "a"); // admitted
         z(&mut c, "2", "b"); // admitted
         z(&mut c, "3", "c"); // rejected
         z(&mut c, "4", "a"); // refreshed
         z(&mut c, "13", "d"); // b (2) and... a moved to 4: evicts b; admitted
-        c.call(&["GOBLIN.ZWINDOW", "w", "x", "10", "2", "e"]); // error
-        c.call(&["GOBLIN.INCREX", "n", "10"]);
-        c.call(&["GOBLIN.INCREX", "w", "10"]); // WRONGTYPE
-        c.call(&["GOBLIN.CAD", "w", "a"]); // released
-        c.call(&["GOBLIN.CAD", "w", "zzz"]);
+        zwindow(&mut c, "w", "x", "10", "2", "e"); // error
+        increx(&mut c, "n", "10");
+        increx(&mut c, "w", "10"); // WRONGTYPE
+        cad(&mut c, "w", "a"); // released
+        cad(&mut c, "w", "zzz");
         let info = c.call(&["INFO", "goblin"]).text();
         let field = |name: &str| -> u64 {
             info.lines()
@@ -235,6 +235,7 @@ on_every_server! {
         assert!(reply.is_error(), "{reply:?}");
         let log = server.log();
         assert!(log.contains("goblin: not loaded: its writes replicate as") && log.contains("PEXPIREAT"), "{log}");
-        assert!(c.call(&["GOBLIN.ZWINDOW", "w", "1", "10", "1", "a"]).is_error());
+        assert!(zwindow(&mut c, "w", "1", "10", "1", "a").is_error());
+        assert_no_callback_left(&mut c);
     }
 }

@@ -6,15 +6,7 @@
 mod common;
 use common::*;
 
-const ARITY: [&str; 3] = [
-    "ERR wrong number of arguments for 'goblin.increx' command",
-    "ERR wrong number of arguments for 'goblin.zwindow' command",
-    "ERR wrong number of arguments for 'goblin.cad' command",
-];
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-const NOT_FLOAT: &str = "ERR value is not a valid float";
-const OVERFLOW: &str = "ERR increment or decrement would overflow";
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+const ARITY: [&str; 3] = [INCREX_ARITY, ZWINDOW_ARITY, CAD_ARITY];
 
 /// Numbers and near-numbers that servers and parsers get wrong.
 const TRICKY: &[&str] = &[
@@ -155,9 +147,8 @@ fn check(which: usize, args: &[Vec<u8>], reply: &Reply) {
             if !canonical_integer(&args[2]) {
                 assert_eq!(e, NOT_INTEGER, "{}", shown());
             } else {
-                let invalid_expire = "ERR invalid expire time in 'goblin.increx' command";
                 assert!(
-                    [NOT_INTEGER, OVERFLOW, WRONGTYPE, invalid_expire].contains(&e.as_str()),
+                    [NOT_INTEGER, OVERFLOW, WRONGTYPE, INCREX_INVALID_EXPIRE].contains(&e.as_str()),
                     "{}: {e}",
                     shown()
                 );
@@ -172,9 +163,8 @@ fn check(which: usize, args: &[Vec<u8>], reply: &Reply) {
             );
         }
         (1, Reply::Error(e)) => {
-            let invalid_expire = "ERR invalid expire time in 'goblin.zwindow' command";
             assert!(
-                [NOT_FLOAT, NOT_INTEGER, WRONGTYPE, invalid_expire].contains(&e.as_str()),
+                [NOT_FLOAT, NOT_INTEGER, WRONGTYPE, ZWINDOW_INVALID_EXPIRE].contains(&e.as_str()),
                 "{}: {e}",
                 shown()
             );

@@ -62,6 +62,15 @@ fn replication_cron_has_run(server: &Server) {
     c.call(&["CONFIG", "SET", "repl-ping-replica-period", "10"]);
 }
 
+/// A port range of its own for each run of the suite in this process: the suite's harness
+/// takes the first free port below `--baseport` for itself, and two runs started together from
+/// the default base both find the same one free and one of them fails to bind it.
+fn own_ports() -> u16 {
+    static RUNS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    21_100 + 150 * (run % 60)
+}
+
 /// Runs `unit` (e.g. `unit/type/increx`) against `server`, with the extra runtest arguments.
 fn run_suite(server: &Server, unit: &str, extra: &[&str]) -> Outcome {
     replication_cron_has_run(server);
@@ -70,6 +79,7 @@ fn run_suite(server: &Server, unit: &str, extra: &[&str]) -> Outcome {
         .args(["tests/test_helper.tcl", "--host", "127.0.0.1", "--port"])
         .arg(server.port.to_string())
         .args(["--single", unit, "--clients", "1"])
+        .args(["--baseport", &own_ports().to_string(), "--portcount", "100"])
         .args(extra)
         .output()
         .expect("run tclsh (scripts/servers.sh installs tcl)");

@@ -1,19 +1,16 @@
-//! GOBLIN.ZWINDOW against real servers: the seed sessions verbatim and every rule of SPEC.
+//! GOBLIN.ZWINDOW against real servers: every row of the README's table (common/rows.rs), the
+//! seed sessions verbatim, and every rule of the algorithm.
 
 mod common;
 use common::*;
 
-const NOT_FLOAT: &str = "ERR value is not a valid float";
-const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-const ARITY: &str = "ERR wrong number of arguments for 'goblin.zwindow' command";
-
-fn zwindow(c: &mut Conn, key: &str, now: &str, window: &str, limit: &str, member: &str) -> Reply {
-    c.call(&["GOBLIN.ZWINDOW", key, now, window, limit, member])
-}
-
-fn members(c: &mut Conn, key: &str) -> Vec<String> {
-    c.call(&["ZRANGE", key, "0", "-1", "WITHSCORES"]).texts()
+on_every_server! {
+    /// Every row of the README's table, each with its setup, reply and effect.
+    fn every_row_of_the_readme_table(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "zwindow", ZWINDOW_ROWS);
+    }
 }
 
 on_every_server! {
@@ -84,41 +81,6 @@ on_every_server! {
 }
 
 on_every_server! {
-    fn a_rejection_adds_nothing_and_leaves_the_ttl(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["ZADD", "w", "1", "old", "95", "a", "96", "b"]);
-        c.call(&["PEXPIRE", "w", "77777"]);
-        let at = c.call(&["PEXPIRETIME", "w"]).int();
-        assert_eq!(zwindow(&mut c, "w", "100", "10", "2", "c"), Reply::Int(0));
-        // The eviction stands (as in the Lua idiom); the rest is untouched.
-        assert_eq!(members(&mut c, "w"), ["a", "95", "b", "96"]);
-        assert_eq!(c.call(&["PEXPIRETIME", "w"]).int(), at);
-    }
-}
-
-on_every_server! {
-    fn a_non_positive_limit_rejects_every_newcomer(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        for limit in ["0", "-1", "-9223372036854775808"] {
-            assert_eq!(zwindow(&mut c, "w", "1", "10", limit, "a"), Reply::Int(0));
-            assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
-        }
-    }
-}
-
-on_every_server! {
-    fn a_set_emptied_by_eviction_is_deleted(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["ZADD", "w", "1", "a", "2", "b"]);
-        assert_eq!(zwindow(&mut c, "w", "100", "10", "0", "c"), Reply::Int(0));
-        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
-    }
-}
-
-on_every_server! {
     fn fractional_windows_expire_rounded_up_to_the_millisecond(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
@@ -145,24 +107,13 @@ on_every_server! {
 }
 
 on_every_server! {
-    fn a_non_positive_window_deletes_the_admitted_key_at_once(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        assert_eq!(zwindow(&mut c, "w", "1", "0", "1", "a"), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
-        assert_eq!(zwindow(&mut c, "w", "1", "-3", "1", "a"), Reply::Int(1));
-        assert_eq!(c.call(&["EXISTS", "w"]), Reply::Int(0));
-    }
-}
-
-on_every_server! {
     fn members_are_binary_safe(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
         let member: &[u8] = b"\x00\xff id with spaces \r\n";
         let reply = c.call(&[&b"GOBLIN.ZWINDOW"[..], b"w", b"1", b"10", b"2", member]);
         assert_eq!(reply, Reply::Int(1));
-        assert_eq!(c.call(&[&b"ZSCORE"[..], b"w", member]), Reply::Bulk(b"1".to_vec()));
+        assert_eq!(c.call(&[&b"ZSCORE"[..], b"w", member]), bulk("1"));
         let empty: &[u8] = b"";
         let reply = c.call(&[&b"GOBLIN.ZWINDOW"[..], b"w", b"2", b"10", b"2", empty]);
         assert_eq!(reply, Reply::Int(1));
@@ -219,34 +170,6 @@ on_every_server! {
 }
 
 on_every_server! {
-    fn an_expiry_past_the_clock_is_refused_before_eviction(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["ZADD", "w", "1", "old"]);
-        let invalid = "ERR invalid expire time in 'goblin.zwindow' command";
-        for window in ["1e300", "9223372036854775.807", "1.7976931348623157e308"] {
-            let args = ["GOBLIN.ZWINDOW", "w", "1e308", window, "5", "m"];
-            assert_error_writes_nothing(&mut c, &args, "w", invalid);
-        }
-    }
-}
-
-on_every_server! {
-    fn wrong_arity_is_refused(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        for args in [
-            &["GOBLIN.ZWINDOW"][..],
-            &["GOBLIN.ZWINDOW", "w"],
-            &["GOBLIN.ZWINDOW", "w", "1", "10", "1"],
-            &["GOBLIN.ZWINDOW", "w", "1", "10", "1", "m", "extra"],
-        ] {
-            assert_error_writes_nothing(&mut c, args, "w", ARITY);
-        }
-    }
-}
-
-on_every_server! {
     fn the_lock_self_heals_when_its_holder_dies(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
@@ -283,10 +206,10 @@ on_every_server! {
     /// remove the rest. A replica stays identical throughout.
     fn a_huge_backlog_is_evicted_a_slice_per_call_with_exact_decisions(flavor: Flavor) {
         let primary = Server::start(flavor);
-        let replica = Server::builder(flavor).without_module().start();
+        // Replica mode's replica: without the module.
+        let replica = primary.replica().expect("replica mode");
         let mut c = primary.conn();
         let mut r = replica.conn();
-        replica.follow(&primary);
         // 5,000 members that have left the window, 2 inside it.
         let old: Vec<Vec<String>> = (0..5000)
             .map(|i| vec!["ZADD".into(), "w".into(), i.to_string(), format!("old{i}")])
@@ -327,7 +250,7 @@ on_every_server! {
         assert_eq!(zwindow(&mut c, "w", "100000", "10", "1", "new"), Reply::Int(1));
         // 1,000 below the tie, then the whole tie group of 2,000 at 5000; the next score stays.
         assert_eq!(c.call(&["ZCOUNT", "w", "-inf", "5000"]), Reply::Int(0));
-        assert_eq!(c.call(&["ZSCORE", "w", "after-the-tie"]), Reply::Bulk(b"9000".to_vec()));
+        assert_eq!(c.call(&["ZSCORE", "w", "after-the-tie"]), bulk("9000"));
     }
 }
 
@@ -344,7 +267,7 @@ on_every_server! {
         c.call(&["ZADD", "w", "100000", "in-a"]);
         // old2999 survives this call's slice (1,024 go) and is back, with room (1 of 2 taken).
         assert_eq!(zwindow(&mut c, "w", "100001", "50000", "2", "old2999"), Reply::Int(1));
-        assert_eq!(c.call(&["ZSCORE", "w", "old2999"]), Reply::Bulk(b"100001".to_vec()));
+        assert_eq!(c.call(&["ZSCORE", "w", "old2999"]), bulk("100001"));
         let info = c.call(&["INFO", "goblin"]).text();
         assert!(info.contains("goblin_zwindow_admitted:1\r\n"), "{info}");
         assert!(info.contains("goblin_zwindow_refreshed:0\r\n"), "{info}");

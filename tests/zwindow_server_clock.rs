@@ -167,8 +167,7 @@ on_every_server! {
     fn replicas_and_the_aof_get_the_resolved_time(flavor: Flavor) {
         let dir = TempDir::new("zwindow-star");
         let primary = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).start();
-        let replica = Server::builder(flavor).without_module().start();
-        replica.follow(&primary);
+        let replica = primary.replica().expect("replica mode");
         let mut p = primary.conn();
         for i in 0..200 {
             let member = format!("w{}", i % 7);

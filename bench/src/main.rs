@@ -113,9 +113,12 @@ fn median(mut values: Vec<f64>) -> f64 {
 }
 
 fn measure(flavor: Flavor, config: &Config) -> ServerResults {
-    // Redis 8.10 is measured built with GCRA compiled in (the release's source otherwise), so
-    // that Redis's own GCRA runs beside GOBLIN.GCRA on one server.
-    let mut builder = Server::builder(flavor).args(["--maxclients", "1000"]);
+    // The benchmark measures a server alone. Redis 8.10 is measured built with GCRA compiled
+    // in (the release's source otherwise), so that Redis's own GCRA runs beside GOBLIN.GCRA on
+    // one server.
+    let mut builder = Server::builder(flavor)
+        .args(["--maxclients", "1000"])
+        .without_replica();
     if flavor == Flavor::Redis810 {
         builder = builder.binary(goblin_testkit::redis810_with_gcra());
     }

@@ -59,18 +59,22 @@ unsafe extern "C" fn on_config_change(
     }
 }
 
-/// Reads the settings and follows their changes (load time).
+const CONFIG_EVENT: raw::RedisModuleEvent = raw::RedisModuleEvent {
+    id: raw::REDISMODULE_EVENT_CONFIG,
+    dataver: 1,
+};
+
+/// Reads the settings and follows their changes (load time). It must be the load's last step
+/// that can fail: Redis 7.0 keeps a failed load's subscriptions after it unloads the library,
+/// and its next CONFIG SET calls into freed code. (Unsubscribing on failure is no way out: on
+/// 7.0, unsubscribing from an event never subscribed adds a listener with a NULL callback.)
 pub(super) fn watch(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
     refresh(ctx);
     let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) else {
         return Err("the server cannot tell modules about config changes".into());
     };
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_CONFIG,
-        dataver: 1,
-    };
     // SAFETY: a load-time context and a callback that lives as long as the module.
-    let status = unsafe { subscribe(ctx, event, Some(on_config_change)) };
+    let status = unsafe { subscribe(ctx, CONFIG_EVENT, Some(on_config_change)) };
     if status != raw::REDISMODULE_OK as c_int {
         return Err("could not subscribe to config changes".into());
     }

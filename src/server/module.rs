@@ -125,12 +125,14 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         if !super::long_double::init() {
             return Err("this server lacks the module API's long double functions".into());
         }
-        super::config::watch(ctx)?;
         let choices = super::register::Choices {
             stand_ins: options.stand_ins,
         };
         super::register::register(&load, module.commands, choices)?;
+        // The last step that can fail, as nothing may fail after it subscribes (see `watch`).
+        super::config::watch(ctx)?;
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
+        // After every call the load makes (`watch` reads CONFIG), which the server counts.
         LOADED_AT_COMMAND.store(commands_processed(ctx).unwrap_or(-1), Ordering::Relaxed);
         Ok(())
     }));

@@ -36,7 +36,13 @@ pub(super) fn call_element(
     // SAFETY: a context outside any command; the reply is read while alive and freed once,
     // its elements not separately (they belong to it).
     unsafe {
-        let reply = call(ctx, command.as_ptr(), c"cc".as_ptr(), a.as_ptr(), b.as_ptr());
+        let reply = call(
+            ctx,
+            command.as_ptr(),
+            c"cc".as_ptr(),
+            a.as_ptr(),
+            b.as_ptr(),
+        );
         if reply.is_null() {
             return None;
         }

@@ -4,6 +4,41 @@
 //!
 //! The servers are listed once, in `servers.rs`; `scripts/servers.sh` installs them. A missing
 //! server fails with the command that installs it: it is never a skip.
+//!
+//! # Replica mode
+//!
+//! Every server a test starts (`Server::start`, `Server::builder(..).start()`) has, by default,
+//! a replica beside it: a second process of the same flavor *without* the module, following
+//! the primary (`REPLICAOF`, then `master_link_status:up`). Both run with
+//! `--repl-diskless-sync-delay 0`, so the first sync starts at once, and the primary keeps a
+//! 1 MB backlog on every server (Redis's default; Valkey's 10 MB would grow through a test
+//! that measures memory). The replica sees only what
+//! the module replicates, so every test, whatever it is about, also checks that the module's
+//! writes reach a replica as core commands that rebuild the same data.
+//!
+//! When the primary `Server` is dropped at the end of a test that has not failed:
+//!
+//! 1. `WAIT 1 10000` on the primary (after a `PUBLISH`, so that it waits for everything
+//!    written) must return 1, and the replica's `slave_repl_offset` must reach the primary's
+//!    `master_repl_offset`;
+//! 2. the two datasets are compared (`dataset`): every key of every database INFO keyspace
+//!    lists, with its type, its whole value and its `PEXPIRETIME`. Keys may expire while the
+//!    comparison runs: the primary's `TIME` is read before and after both sides are read, and a
+//!    key that one side lacks is left out only if its expiry on the other side is at or before
+//!    the time read after. Nothing else is tolerated;
+//! 3. the replica's log must not show that it could not apply its primary's stream ("unknown
+//!    command": a GOBLIN command in the stream would be unknown there).
+//!
+//! Any difference panics with a diff; a replica that died is reported with its log. If the test
+//! is already failing, nothing is compared and deaths are printed instead (no double panic).
+//! Eviction is switched off on the primary (`maxmemory 0`) before the comparison: the test is
+//! over, and an eviction then would be a write of the harness's own.
+//!
+//! Opt out with `ServerBuilder::without_replica()` (with a comment saying why) for a server the
+//! test kills, restarts or shuts down (`kill` and `shutdown` refuse a server in replica mode),
+//! one the test makes a replica of another (`follow` refuses it), cluster nodes (`start`
+//! refuses them), and the benchmark, which measures a server alone. `Server::replica()` gives a
+//! test the replica itself.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -13,6 +48,9 @@ use std::time::{Duration, Instant};
 
 pub mod resp;
 pub use resp::{Conn, Reply};
+
+mod replica;
+pub use replica::{dataset, replication_errors, snapshot, KeyState};
 
 /// The repository's root (this crate lives in `testkit/`).
 pub(crate) fn repo_root() -> &'static Path {
@@ -82,13 +120,15 @@ pub fn free_cluster_port() -> u16 {
     }
 }
 
-/// A running server process, killed when dropped.
+/// A running server process, killed when dropped; in replica mode (the default), with its
+/// replica beside it, checked against it when dropped (see the crate docs).
 pub struct Server {
     pub flavor: Flavor,
     pub port: u16,
     pub dir: PathBuf,
     child: Option<Child>,
     _scratch: Option<TempDir>,
+    replica: Option<Box<Server>>,
 }
 
 pub struct ServerBuilder {
@@ -100,6 +140,8 @@ pub struct ServerBuilder {
     with_module: bool,
     dir: Option<PathBuf>,
     cluster: bool,
+    replica: bool,
+    replica_args: Vec<String>,
 }
 
 impl ServerBuilder {
@@ -121,6 +163,19 @@ impl ServerBuilder {
 
     pub fn without_module(mut self) -> Self {
         self.with_module = false;
+        self
+    }
+
+    /// No replica beside this server: for a server the test kills, restarts, shuts down or
+    /// makes a replica itself, a cluster node, and the benchmark.
+    pub fn without_replica(mut self) -> Self {
+        self.replica = false;
+        self
+    }
+
+    /// Settings for the replica of replica mode only (after its own).
+    pub fn replica_args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        self.replica_args.extend(args.into_iter().map(Into::into));
         self
     }
 
@@ -155,6 +210,10 @@ impl ServerBuilder {
     }
 
     pub fn start(self) -> Server {
+        assert!(
+            !(self.cluster && self.replica),
+            "a cluster node cannot have a plain replica: build it with .without_replica()"
+        );
         let (scratch, dir) = match self.dir {
             Some(dir) => (None, dir),
             None => {
@@ -186,6 +245,13 @@ impl ServerBuilder {
             if self.with_module {
                 cmd.args(["--loadmodule", module_path().to_str().expect("utf-8 path")]);
             }
+            if self.replica {
+                // The replica's first sync starts at once, not after the default delay. The
+                // backlog the replica brings is Redis's default size on every server (Valkey's
+                // is 10 MB): a test that measures memory sees it filled by its warm-up.
+                cmd.args(["--repl-diskless-sync-delay", "0"]);
+                cmd.args(["--repl-backlog-size", "1mb"]);
+            }
             cmd.args(&self.args)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -197,9 +263,26 @@ impl ServerBuilder {
                 dir: dir.clone(),
                 child: Some(child),
                 _scratch: None,
+                replica: None,
             };
             if server.wait_ready(Duration::from_secs(10)) {
                 server._scratch = scratch;
+                if self.replica {
+                    // The replica runs the primary's binary: a primary built with GCRA
+                    // replicates GCRA itself, which only that build knows.
+                    let mut replica = Server::builder(self.flavor);
+                    if let Some(binary) = &self.binary {
+                        replica = replica.binary(binary.clone());
+                    }
+                    let replica = replica
+                        .without_module()
+                        .without_replica()
+                        .args(["--repl-diskless-sync-delay", "0"])
+                        .args(&self.replica_args)
+                        .start();
+                    replica.follow(&server);
+                    server.replica = Some(Box::new(replica));
+                }
                 return server;
             }
             server.kill();
@@ -219,6 +302,8 @@ impl Server {
             with_module: true,
             dir: None,
             cluster: false,
+            replica: true,
+            replica_args: Vec::new(),
         }
     }
 
@@ -254,8 +339,20 @@ impl Server {
         false
     }
 
+    /// The replica beside this server, in replica mode.
+    pub fn replica(&self) -> Option<&Server> {
+        self.replica.as_deref()
+    }
+
     /// Makes this server a replica of `primary` and waits until the link is up.
     pub fn follow(&self, primary: &Server) {
+        assert!(
+            self.replica.is_none(),
+            "{:?} on port {} has a replica beside it: a server the test makes a replica must \
+             be built with .without_replica()",
+            self.flavor,
+            self.port
+        );
         let mut c = self.conn();
         c.call(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
         assert!(
@@ -278,14 +375,38 @@ impl Server {
 
     /// SIGKILL: no shutdown, no final fsync.
     pub fn kill(&mut self) {
+        self.refuse_to_stop_in_replica_mode("kills");
+        self.stop();
+    }
+
+    fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();
         }
     }
 
+    fn refuse_to_stop_in_replica_mode(&self, what: &str) {
+        assert!(
+            self.replica.is_none(),
+            "the test {what} {:?} on port {}, which has a replica to check when the test ends: \
+             build it with .without_replica()",
+            self.flavor,
+            self.port
+        );
+    }
+
+    /// Whether the process exited on its own.
+    fn died(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(child) => matches!(child.try_wait(), Ok(Some(_))),
+            None => false,
+        }
+    }
+
     /// A clean SHUTDOWN NOSAVE, waiting for the process to exit.
     pub fn shutdown(&mut self) {
+        self.refuse_to_stop_in_replica_mode("shuts down");
         if let Ok(mut conn) = Conn::connect(self.port) {
             let _ = conn.send(&["SHUTDOWN", "NOSAVE"]);
         }
@@ -305,25 +426,77 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let crashed = match self.child.as_mut() {
-            Some(child) => matches!(child.try_wait(), Ok(Some(_))),
-            None => false,
-        };
-        self.kill();
-        if crashed {
-            let report = format!(
-                "{:?} died during the test; log:\n{}",
+        // Already failing: nothing here may panic (that would abort), and the comparison with
+        // the replica is skipped; deaths are still reported.
+        let panicking = std::thread::panicking();
+        let mut reports = Vec::new();
+        if self.died() {
+            reports.push(format!(
+                "{:?} on port {} died during the test; log:\n{}",
                 self.flavor,
+                self.port,
                 self.log()
-            );
-            // Already failing: say why the server went away, without a double panic.
-            if std::thread::panicking() {
+            ));
+        }
+        if let Some(mut replica) = self.replica.take() {
+            if replica.died() {
+                reports.push(format!(
+                    "the replica (port {}) of {:?} on port {} died during the test; its log:\n{}",
+                    replica.port,
+                    self.flavor,
+                    self.port,
+                    replica.log()
+                ));
+            } else if reports.is_empty() && !panicking {
+                // A failure to even talk to a server is a finding too, and both processes
+                // must be stopped before anything is reported.
+                let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    replica::check(self, &replica)
+                }));
+                let failure = match checked {
+                    Ok(result) => result.err(),
+                    Err(panic) => Some(panic_text(panic.as_ref())),
+                };
+                if let Some(failure) = failure {
+                    reports.push(format!(
+                        "{:?} on port {} and its replica (port {}, without the module) differ \
+                         at the end of the test:\n{failure}",
+                        self.flavor, self.port, replica.port
+                    ));
+                }
+            }
+            replica.stop();
+        }
+        self.stop();
+        if !reports.is_empty() {
+            let report = reports.join("\n");
+            if panicking {
                 eprintln!("{report}");
             } else {
                 panic!("{report}");
             }
         }
     }
+}
+
+/// What a panic said (its payload, as `catch_unwind` or `JoinHandle::join` return it).
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "a panic without a message".into())
+}
+
+/// The server's clock in milliseconds, from a `TIME` reply.
+pub fn time_ms(time: &Reply) -> i64 {
+    let time = time.texts();
+    time[0].parse::<i64>().expect("seconds") * 1000 + time[1].parse::<i64>().expect("us") / 1000
+}
+
+/// The server's clock in milliseconds, now.
+pub fn server_ms(conn: &mut Conn) -> i64 {
+    time_ms(&conn.call(&["TIME"]))
 }
 
 pub fn info_field(conn: &mut Conn, section: &str, field: &str) -> String {
