@@ -331,35 +331,75 @@ fn same_expiry(native: &Outcome, goblin: &Outcome, args: &[String]) -> bool {
     armed_then(native) && armed_then(goblin)
 }
 
+/// Generated INCREX calls, each on the reference Redis 8.10 and on `flavor` with Goblin, the
+/// outcomes compared; in RESP3 if `resp3` (its replies have types RESP2 lacks: doubles, maps).
+fn differential(flavor: Flavor, resp3: bool, steps: usize) {
+    let reference = Server::builder(Flavor::Redis810).without_module().start();
+    let subject = Server::start(flavor);
+    let (mut native, mut goblin) = (reference.conn(), subject.conn());
+    if resp3 {
+        assert!(!native.hello3().is_error() && !goblin.hello3().is_error());
+    }
+    let valkey = flavor.family() == Family::Valkey;
+    let mut rng = Rng::new(0x1ec2_0260 ^ flavor.version().1 as u64 ^ u64::from(resp3));
+    let (mut applied, mut rejected, mut errors, mut expiries) = (0, 0, 0, 0);
+    let mut doubles = 0;
+    for step in 0..steps {
+        let preset = preset(&mut rng);
+        let args = options(&mut rng, valkey);
+        let n = call(&mut native, &preset, &args);
+        let g = call(&mut goblin, &preset, &args);
+        let context = format!("step {step}: {preset:?} INCREX k {args:?}");
+        assert_eq!(g.reply, n.reply, "{context}: reply");
+        assert_eq!(g.kind, n.kind, "{context}: type");
+        assert_eq!(g.value, n.value, "{context}: value");
+        assert!(
+            same_expiry(&n, &g, &args),
+            "{context}: native expiry {n:?}, Goblin's {g:?}"
+        );
+        match &n.reply {
+            Reply::Error(_) => errors += 1,
+            Reply::Array(items)
+                if items[1] == Reply::Int(0) || items[1] == Reply::Bulk(b"0".to_vec()) =>
+            {
+                rejected += 1
+            }
+            _ => applied += 1,
+        }
+        if let Reply::Array(items) = &n.reply {
+            doubles += items
+                .iter()
+                .filter(|i| matches!(i, Reply::Double(_)))
+                .count();
+        }
+        expiries += usize::from(n.expires_at > 0);
+    }
+    eprintln!("{} (RESP{}): {applied} applied, {rejected} rejected, {errors} errors, {expiries} with an expiry, {doubles} doubles", flavor.label(), if resp3 { 3 } else { 2 });
+    // The generator must reach every kind of outcome, or the comparison proves little.
+    let at_least = |n: usize| n * steps / 4000;
+    assert!(
+        applied > at_least(500)
+            && rejected > at_least(100)
+            && errors > at_least(500)
+            && expiries > at_least(300),
+        "applied {applied}, rejected {rejected}, errors {errors}, with an expiry {expiries}"
+    );
+    // RESP3 replies BYFLOAT's value as a double: the run must have compared some.
+    assert!(
+        !resp3 || doubles > at_least(200),
+        "{doubles} double replies"
+    );
+}
+
 on_every_server! {
     fn increx_matches_the_native_increx_call_for_call(flavor: Flavor) {
-        let reference = Server::builder(Flavor::Redis810).without_module().start();
-        let subject = Server::start(flavor);
-        let (mut native, mut goblin) = (reference.conn(), subject.conn());
-        let valkey = flavor.family() == Family::Valkey;
-        let mut rng = Rng::new(0x1ec2_0260 ^ flavor.version().1 as u64);
-        let (mut applied, mut rejected, mut errors, mut expiries) = (0, 0, 0, 0);
-        for step in 0..4000 {
-            let preset = preset(&mut rng);
-            let args = options(&mut rng, valkey);
-            let n = call(&mut native, &preset, &args);
-            let g = call(&mut goblin, &preset, &args);
-            let context = format!("step {step}: {preset:?} INCREX k {args:?}");
-            assert_eq!(g.reply, n.reply, "{context}: reply");
-            assert_eq!(g.kind, n.kind, "{context}: type");
-            assert_eq!(g.value, n.value, "{context}: value");
-            assert!(same_expiry(&n, &g, &args), "{context}: native expiry {n:?}, Goblin's {g:?}");
-            match &n.reply {
-                Reply::Error(_) => errors += 1,
-                Reply::Array(items) if items[1] == Reply::Int(0) || items[1] == Reply::Bulk(b"0".to_vec()) => rejected += 1,
-                _ => applied += 1,
-            }
-            expiries += usize::from(n.expires_at > 0);
-        }
-        eprintln!("{}: {applied} applied, {rejected} rejected, {errors} errors, {expiries} with an expiry", flavor.label());
-        // The generator must reach every kind of outcome, or the comparison proves little.
-        assert!(applied > 500 && rejected > 100 && errors > 500 && expiries > 300,
-            "applied {applied}, rejected {rejected}, errors {errors}, with an expiry {expiries}");
+        differential(flavor, false, 4000);
+    }
+}
+
+on_every_server! {
+    fn increx_matches_the_native_increx_call_for_call_in_resp3(flavor: Flavor) {
+        differential(flavor, true, 2000);
     }
 }
 
