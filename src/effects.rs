@@ -27,7 +27,8 @@ macro_rules! core_commands {
         }
 
         impl CoreCommand {
-            pub const ALL: &'static [CoreCommand] = &[$(CoreCommand::$command),*];
+            /// Every name, for the load check.
+            pub const NAMES: &'static [&'static std::ffi::CStr] = &[$($name),*];
 
             pub fn name(self) -> &'static std::ffi::CStr {
                 match self {

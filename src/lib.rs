@@ -1,17 +1,16 @@
 //! Goblin: native rate-limit and lease commands for Redis and Valkey.
 //!
 //! This file is the command table. Each command lives in its own file under `commands/`, in the
-//! one shape `command.rs` defines; the algorithms are pure, in the `goblin-core` crate
+//! one shape `server/command.rs` defines; the algorithms are pure, in the `goblin-core` crate
 //! (`core/`); `effects.rs` turns decisions into writes, replication and notifications;
-//! `server/` owns every call into the server, and is the only place `unsafe` compiles.
+//! `server/` owns all the server is told and every call into it, and is the only place
+//! `unsafe` compiles.
 #![deny(unsafe_code)]
 
-mod command;
 mod commands;
 mod effects;
 mod error;
 mod server;
-mod stats;
 
 use commands::delex::Delex;
 use commands::delifeq::Delifeq;
@@ -41,6 +40,7 @@ pub(crate) static MODULE: ModuleSpec = ModuleSpec {
     name: c"goblin",
     version: 100,
     commands: COMMANDS,
+    replicates_as: effects::CoreCommand::NAMES,
 };
 
 // The server's allocator in the module, so INFO memory and maxmemory see what Goblin

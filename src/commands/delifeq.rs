@@ -4,11 +4,11 @@
 //! DELIFEQ key value    -> 1 if the key held the string value and was deleted, else 0
 //! ```
 
-use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::stats::CommandStats;
 
 pub struct Delifeq;
 

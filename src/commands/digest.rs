@@ -6,10 +6,10 @@
 
 use goblin_core::delex::digest;
 
-use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, Reply};
-use crate::stats::CommandStats;
 
 pub struct Digest;
 

@@ -2,11 +2,11 @@
 //! still holds the caller's token, or gives back a GOBLIN.ZWINDOW lease or permit (the member
 //! `value`) at once instead of waiting for it to age out.
 
-use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::stats::{CommandStats, Counter};
 
 pub struct GoblinCad;
 

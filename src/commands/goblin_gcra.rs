@@ -14,11 +14,11 @@
 use goblin_core::counter::parse_stored;
 use goblin_core::gcra::{throttle, GcraOverflow, Limits};
 
-use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects::TatKey;
 use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::stats::{CommandStats, Counter};
 
 pub struct GoblinGcra;
 

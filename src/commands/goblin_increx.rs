@@ -2,11 +2,11 @@
 
 use goblin_core::counter;
 
-use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects;
 use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::stats::CommandStats;
 
 pub struct GoblinIncrex;
 

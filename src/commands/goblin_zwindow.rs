@@ -8,11 +8,11 @@
 
 use goblin_core::window::{self, Admission};
 
-use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects;
 use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::stats::{CommandStats, Counter};
 
 pub struct GoblinZwindow;
 

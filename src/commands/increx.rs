@@ -17,11 +17,11 @@ use goblin_core::increx::{
     expiry_at, increment, ttl_change, Amount, Bounds, ExpiryOption, ExpiryUnit, Increment,
 };
 
-use crate::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::effects;
 use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::CommandStats;
 use crate::server::{host, Arg, Args, Ctx, Family, Key, KeyKind, LongDouble, Reply};
-use crate::stats::CommandStats;
 
 pub struct Increx;
 

@@ -1,4 +1,4 @@
-//! One file per command, each in the shape of `crate::command::Command`: its spec, its
+//! One file per command, each in the shape of `crate::server::command::Command`: its spec, its
 //! arguments, its parser and `run`. `goblin_*.rs` are Goblin's own commands; the others are
 //! stand-ins for native commands of newer servers (`../shared/NATIVE.md`), registered only
 //! where the server lacks them.

@@ -9,8 +9,8 @@ use redis_module::raw;
 use super::api::api;
 use super::register::key_flags;
 use super::{Arg, Args, Ctx};
-use crate::command::{Command, KeyAccess, Spec};
 use crate::error::CommandError;
+use crate::server::command::{Command, KeyAccess, Spec};
 
 /// The raw callback the server calls.
 pub type Callback =

@@ -5,6 +5,8 @@
 //!
 //! | file | concern |
 //! |---|---|
+//! | `command.rs` | the one shape of a command: what the server is told of it, and what it calls |
+//! | `stats.rs` | the counters of `INFO goblin` |
 //! | `api.rs` | the table of server functions Goblin calls, checked at load |
 //! | `module.rs` | `RedisModule_OnLoad`, the module arguments, `RedisModule_OnUnload` |
 //! | `register.rs` | load-time checks, the command table, docs, ACL categories |
@@ -29,6 +31,7 @@ use redis_module::raw;
 
 mod api;
 mod args;
+pub mod command;
 mod config;
 mod ctx;
 mod entry;
@@ -40,6 +43,7 @@ mod module;
 mod probe;
 mod register;
 mod reply;
+pub mod stats;
 mod strings;
 mod zsets;
 
@@ -51,7 +55,8 @@ pub use host::{host, Family};
 pub use info::InfoSection;
 pub use keys::{Key, KeyKind};
 pub use long_double::LongDouble;
-pub use module::{unload_allowed, ModuleSpec};
+pub use module::unload_allowed;
+pub use register::ModuleSpec;
 pub use reply::Reply;
 
 /// Writes `message` to the server's log at `level`.

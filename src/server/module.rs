@@ -6,21 +6,15 @@
 //! for the module's lifetime and nothing frees it, so every load and unload cycle leaked it.
 //! Goblin needs no context outside a call, so it allocates nothing that outlives one.
 
-use std::ffi::{c_int, CStr, CString};
+use std::ffi::{c_int, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use redis_module::raw;
 
 use super::probe::info_fields;
-use super::{Arg, Registration};
-
-/// What `lib.rs` hands the server: the module's name, version and command table.
-pub struct ModuleSpec {
-    pub name: &'static CStr,
-    pub version: c_int,
-    pub commands: &'static [Registration],
-}
+use super::register::LoadCtx;
+use super::Arg;
 
 /// The module arguments (`loadmodule /path/libgoblin.so allow-unload`).
 #[derive(Debug, PartialEq, Eq)]
@@ -76,21 +70,6 @@ fn commands_processed(ctx: *mut raw::RedisModuleCtx) -> Option<i64> {
     fields.into_iter().next().flatten()?.parse().ok()
 }
 
-/// A load-time context: only for logging and registration.
-pub struct LoadCtx {
-    pub(super) ptr: *mut raw::RedisModuleCtx,
-}
-
-impl LoadCtx {
-    pub fn log_warning(&self, message: &str) {
-        super::log(self.ptr, c"warning", message);
-    }
-
-    pub fn log_notice(&self, message: &str) {
-        super::log(self.ptr, c"notice", message);
-    }
-}
-
 /// The server calls this once when it loads the module.
 ///
 /// # Safety
@@ -128,7 +107,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         let choices = super::register::Choices {
             stand_ins: options.stand_ins,
         };
-        super::register::register(&load, module.commands, choices)?;
+        super::register::register(&load, module, choices)?;
         // The last step that can fail, as nothing may fail after it subscribes (see `watch`).
         super::config::watch(ctx)?;
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);

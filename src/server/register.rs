@@ -9,11 +9,34 @@ use redis_module::raw;
 
 use super::api::{api, missing_required, optional_api};
 use super::info::info_entry_point;
-use super::module::LoadCtx;
 use super::probe::{call_element, Element};
 use super::Registration;
-use crate::command::{ArgDoc, ArgKind, KeyAccess, Spec};
-use crate::effects::CoreCommand;
+use crate::server::command::{ArgDoc, ArgKind, KeyAccess, Spec};
+
+/// What `lib.rs` hands the server: the module's name, version and command table.
+pub struct ModuleSpec {
+    pub name: &'static CStr,
+    pub version: c_int,
+    pub commands: &'static [Registration],
+    /// The core commands the module's writes replicate as: the load is refused if the server
+    /// does not know one (renamed away), as those writes could not reach replicas or the AOF.
+    pub replicates_as: &'static [&'static CStr],
+}
+
+/// A load-time context: only for logging and registration.
+pub struct LoadCtx {
+    pub(super) ptr: *mut raw::RedisModuleCtx,
+}
+
+impl LoadCtx {
+    pub fn log_warning(&self, message: &str) {
+        super::log(self.ptr, c"warning", message);
+    }
+
+    pub fn log_notice(&self, message: &str) {
+        super::log(self.ptr, c"notice", message);
+    }
+}
 
 /// A zeroed C struct: the terminator of the server's key-spec and argument arrays.
 fn zeroed<T>() -> T {
@@ -153,7 +176,7 @@ pub(super) struct Choices {
 /// Registers the command table (one key at position 1 for every command) and `INFO goblin`.
 pub(super) fn register(
     context: &LoadCtx,
-    commands: &[Registration],
+    module: &ModuleSpec,
     choices: Choices,
 ) -> Result<(), String> {
     let missing = missing_required();
@@ -166,9 +189,10 @@ pub(super) fn register(
     let ctx = context.ptr;
     // Effects replicate by command name; under `rename-command` an effect would be written
     // locally and then fail to propagate, so the module refuses to load instead.
-    let renamed: Vec<&CStr> = CoreCommand::ALL
+    let renamed: Vec<&CStr> = module
+        .replicates_as
         .iter()
-        .map(|command| command.name())
+        .copied()
         .filter(|name| server_has(ctx, name) == Some(false))
         .collect();
     if !renamed.is_empty() {
@@ -184,7 +208,7 @@ pub(super) fn register(
             ctx,
             raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int,
         );
-        for command in commands {
+        for command in module.commands {
             let spec = command.spec;
             if spec.stand_in {
                 if !choices.stand_ins {

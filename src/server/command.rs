@@ -5,8 +5,8 @@
 use std::ffi::CStr;
 
 use crate::error::CommandError;
+use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Reply};
-use crate::stats::{CommandStats, Counter};
 
 /// A command of the module.
 pub trait Command {
