@@ -86,6 +86,12 @@ mod tests {
     }
 
     #[test]
+    fn infinities_print_as_the_server_reads_them() {
+        assert_eq!(text(Decimal::score(f64::INFINITY)), "inf");
+        assert_eq!(text(Decimal::score(f64::NEG_INFINITY)), "-inf");
+    }
+
+    #[test]
     fn every_score_round_trips_bit_for_bit() {
         let mut bits = 0x9e37_79b9_7f4a_7c15u64;
         let mut samples = vec![

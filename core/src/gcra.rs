@@ -305,4 +305,63 @@ mod tests {
             [1, 1, 2, -1, -1]
         );
     }
+
+    #[test]
+    fn tokens_up_to_what_fits_in_microseconds_are_answered() {
+        // 2 µs a token: TOKENS may go up to i64::MAX / 2, one more overflows.
+        let l = limits(0, 500_000, 1.0, i64::MAX / 3 + 1);
+        assert_eq!(emission_interval(&l), 2);
+        assert_eq!(i64::MAX / l.cost, 2);
+        let mut key = MemoryTat::default();
+        assert_eq!(call(&mut key, l, NOW), [1, 1, 1, -1, 0]);
+        assert_eq!(key, MemoryTat::default(), "nothing stored");
+        let l = Limits {
+            cost: i64::MAX / 2 + 1,
+            ..l
+        };
+        assert_eq!(throttle(&mut key, &l, NOW), Err(GcraOverflow::Tokens));
+    }
+
+    #[test]
+    fn a_new_tat_of_exactly_i64_max_is_answered() {
+        let l = limits(0, 1, 1.0, 1);
+        let mut key = MemoryTat {
+            tat: Some(i64::MAX - 1_000_000),
+            expires_at: None,
+        };
+        let early_s = 9_221_672_036_854; // (i64::MAX - 1_000_000 - NOW) µs, rounded up
+        assert_eq!(
+            throttle(&mut key, &l, NOW).unwrap().reply(),
+            [1, 1, 0, early_s, early_s]
+        );
+        let mut key = MemoryTat {
+            tat: Some(i64::MAX - 999_999),
+            expires_at: None,
+        };
+        assert_eq!(throttle(&mut key, &l, NOW), Err(GcraOverflow::Tokens));
+    }
+
+    #[test]
+    fn remaining_is_never_negative() {
+        // Two tokens taken with a burst of 1; asked again with a burst of 0, the TAT runs a
+        // whole interval past the new tolerance.
+        let mut key = MemoryTat::default();
+        assert_eq!(call(&mut key, limits(1, 1, 1.0, 1), NOW)[0], 0);
+        assert_eq!(call(&mut key, limits(1, 1, 1.0, 1), NOW)[0], 0);
+        assert_eq!(key.tat, Some(NOW + 2_000_000));
+        assert_eq!(call(&mut key, limits(0, 1, 1.0, 1), NOW), [1, 1, 0, 2, 2]);
+    }
+
+    #[test]
+    fn a_key_lives_through_its_expiry_millisecond() {
+        // As the server: a key is expired once now > its expiry, not at it.
+        let stored = MemoryTat {
+            tat: Some(5_000_123),
+            expires_at: Some(5_000),
+        };
+        let mut key = stored.clone();
+        assert_eq!(key.at(4_999), &stored);
+        assert_eq!(key.at(5_000), &stored);
+        assert_eq!(key.at(5_001), &MemoryTat::default());
+    }
 }

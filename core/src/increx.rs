@@ -350,4 +350,21 @@ mod tests {
             Ok(i64::MAX)
         );
     }
+
+    #[test]
+    fn seconds_are_accepted_up_to_the_largest_that_fits_in_milliseconds() {
+        let now = 1_700_000_000_000;
+        assert_eq!(
+            expiry_at(3600, ExpiryUnit::Seconds, now),
+            Ok(now + 3_600_000)
+        );
+        assert_eq!(
+            expiry_at(i64::MAX / 1000, ExpiryUnit::UnixSeconds, now),
+            Ok(9_223_372_036_854_775_000)
+        );
+        assert_eq!(
+            expiry_at(i64::MAX / 1000 + 1, ExpiryUnit::UnixSeconds, now),
+            Err(InvalidExpire)
+        );
+    }
 }

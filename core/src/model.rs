@@ -88,12 +88,70 @@ impl SortedWindow for ModelWindow {
                 self.by_score.insert((Score(score), member.to_vec()));
                 Zadded::Added
             }
-            Some(old) if old.to_bits() == score.to_bits() => Zadded::Unchanged,
+            // As the server's zsetAdd: `score != curscore` moves, so 0.0 and -0.0 are the same
+            // score and the member keeps the one it had.
+            Some(old) if old == score => {
+                self.scores.insert(member.to_vec(), old);
+                Zadded::Unchanged
+            }
             Some(old) => {
                 self.by_score.remove(&(Score(old), member.to_vec()));
                 self.by_score.insert((Score(score), member.to_vec()));
                 Zadded::Moved
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model_of(members: &[(&str, f64)]) -> ModelWindow {
+        let mut set = ModelWindow::default();
+        for (member, score) in members {
+            set.add(*score, member.as_bytes());
+        }
+        set
+    }
+
+    #[test]
+    fn scores_order_the_same_partially_and_totally() {
+        // PartialOrd must agree with Ord (std's contract for the pair).
+        for (a, b) in [(1.0, 2.0), (2.0, 1.0), (1.5, 1.5), (-0.0, 0.0)] {
+            let (a, b) = (Score(a), Score(b));
+            assert_eq!(a.partial_cmp(&b), Some(a.cmp(&b)), "{a:?} {b:?}");
+        }
+        assert!(Score(1.0) < Score(2.0));
+    }
+
+    #[test]
+    fn remove_lowest_removes_at_most_max() {
+        let mut set = model_of(&[("a", 1.0), ("b", 2.0), ("c", 3.0)]);
+        assert_eq!(set.remove_lowest(10.0, 2), (2, 2.0));
+        assert_eq!(set.members(), [(b"c".to_vec(), 3.0)]);
+        assert_eq!(set.remove_lowest(10.0, 0), (0, f64::NEG_INFINITY));
+        assert_eq!(set.cardinality(), 1);
+    }
+
+    #[test]
+    fn count_above_leaves_out_the_cutoff_itself() {
+        let set = model_of(&[("a", 1.0), ("b", 2.0), ("c", 3.0)]);
+        assert_eq!(set.count_above(2.0, 10), 1);
+        assert_eq!(set.count_above(1.5, 10), 2);
+        assert_eq!(set.count_above(0.0, 2), 2, "stops at the cap");
+    }
+
+    #[test]
+    fn add_says_added_moved_or_unchanged_as_zadd_does() {
+        let mut set = ModelWindow::default();
+        assert_eq!(set.add(5.0, b"m"), Zadded::Added);
+        assert_eq!(set.add(5.0, b"m"), Zadded::Unchanged);
+        assert_eq!(set.add(6.0, b"m"), Zadded::Moved);
+        assert_eq!(set.members(), [(b"m".to_vec(), 6.0)]);
+        // ZADD z -0 m on a member at 0 changes nothing: the server compares with !=.
+        assert_eq!(set.add(0.0, b"z"), Zadded::Added);
+        assert_eq!(set.add(-0.0, b"z"), Zadded::Unchanged);
+        assert!(set.score(b"z").is_some_and(|s| s.is_sign_positive()));
     }
 }

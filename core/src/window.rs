@@ -406,4 +406,162 @@ mod tests {
             Admission::Admitted(Zadded::Moved)
         );
     }
+
+    #[test]
+    fn a_sliced_eviction_says_through_the_last_score_it_removed() {
+        // 2,000 old members at distinct scores: the budget stops at the 1,024th.
+        let mut set = ModelWindow::default();
+        for i in 0..2000 {
+            set.add(i as f64, format!("old{i}").as_bytes());
+        }
+        let eviction = evict(&mut set, 5000.0);
+        assert_eq!(
+            eviction,
+            Eviction {
+                count: EVICTION_BUDGET,
+                through: (EVICTION_BUDGET - 1) as f64,
+                complete: false
+            }
+        );
+        assert_eq!(set.lowest_score(), Some(EVICTION_BUDGET as f64));
+    }
+
+    /// A budget's worth of old members, then `edge` at exactly the cutoff (outside the window,
+    /// still to evict) and `inside`: after one call's eviction, only `edge` is left behind.
+    fn backlog_with_a_member_at_the_cutoff() -> (ModelWindow, Eviction, f64) {
+        let mut set = ModelWindow::default();
+        for i in 0..EVICTION_BUDGET {
+            set.add(i as f64, format!("old{i}").as_bytes());
+        }
+        set.add(5000.0, b"edge");
+        set.add(10_000.0, b"inside");
+        let cutoff = cutoff(10_000.5, 5000.5);
+        assert_eq!(cutoff, 5000.0);
+        let eviction = evict(&mut set, cutoff);
+        (set, eviction, cutoff)
+    }
+
+    #[test]
+    fn a_member_at_exactly_the_cutoff_is_still_to_evict() {
+        let (mut set, eviction, cutoff) = backlog_with_a_member_at_the_cutoff();
+        assert_eq!(eviction.count, EVICTION_BUDGET);
+        assert!(
+            !eviction.complete,
+            "edge is at the cutoff: outside the window"
+        );
+        assert_eq!(
+            evict(&mut set, cutoff),
+            Eviction {
+                count: 1,
+                through: cutoff,
+                complete: true
+            }
+        );
+        assert_eq!(set.members(), [(b"inside".to_vec(), 10_000.0)]);
+    }
+
+    #[test]
+    fn a_member_at_exactly_the_cutoff_does_not_count() {
+        // The set holds `limit` members, but one of them has left the window: room for one.
+        let (mut set, eviction, cutoff) = backlog_with_a_member_at_the_cutoff();
+        assert_eq!(set.cardinality(), 2);
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 2, 10_000.5, b"new"),
+            Admission::Admitted(Zadded::Added)
+        );
+    }
+
+    #[test]
+    fn a_member_at_exactly_the_cutoff_holds_no_slot() {
+        // Limit 1, taken by `inside`: `edge` has left the window, so it is a newcomer.
+        let (mut set, eviction, cutoff) = backlog_with_a_member_at_the_cutoff();
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 1, 10_000.5, b"edge"),
+            Admission::Rejected
+        );
+        assert_eq!(set.score(b"edge"), Some(5000.0), "nothing moved");
+    }
+
+    #[test]
+    fn with_a_backlog_a_holder_still_refreshes() {
+        let (mut set, eviction, cutoff) = backlog_with_a_member_at_the_cutoff();
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 1, 10_000.5, b"inside"),
+            Admission::Refreshed(Zadded::Moved)
+        );
+    }
+
+    #[test]
+    fn a_call_is_granted_unless_rejected_and_says_what_the_set_did() {
+        // GOBLIN.ZWINDOW lock:job7 5000 30 1 worker-1 -> 1, then worker-2 -> 0, then worker-1
+        // renews at the same instant: granted, and the set did not change.
+        let mut set = window_of(&[("worker-1", 5000.0)]);
+        let cutoff = cutoff(5000.0, 30.0);
+        let eviction = evict(&mut set, cutoff);
+        let rejected = admit(&mut set, &eviction, cutoff, 1, 5000.0, b"worker-2");
+        assert!(!rejected.granted());
+        assert_eq!(rejected.zadded(), None);
+        let renewed = admit(&mut set, &eviction, cutoff, 1, 5000.0, b"worker-1");
+        assert_eq!(renewed, Admission::Refreshed(Zadded::Unchanged));
+        assert!(renewed.granted());
+        assert_eq!(renewed.zadded(), Some(Zadded::Unchanged));
+        let admitted = admit(&mut set, &eviction, cutoff, 2, 5001.0, b"worker-2");
+        assert!(admitted.granted());
+        assert_eq!(admitted.zadded(), Some(Zadded::Added));
+    }
+
+    /// The model, except that counting the members inside the window is an error: the set's
+    /// length must settle the decision.
+    struct CountingForbidden(ModelWindow);
+
+    impl SortedWindow for CountingForbidden {
+        type Member = [u8];
+
+        fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64) {
+            self.0.remove_lowest(upper, max)
+        }
+        fn lowest_score(&self) -> Option<f64> {
+            self.0.lowest_score()
+        }
+        fn cardinality(&self) -> usize {
+            self.0.cardinality()
+        }
+        fn count_above(&self, _: f64, _: usize) -> usize {
+            panic!("counted the members inside the window")
+        }
+        fn score(&self, member: &[u8]) -> Option<f64> {
+            self.0.score(member)
+        }
+        fn add(&mut self, score: f64, member: &[u8]) -> Zadded {
+            self.0.add(score, member)
+        }
+    }
+
+    #[test]
+    fn after_a_complete_eviction_nothing_is_counted() {
+        // GOBLIN.ZWINDOW rl:user42 1003 10 3 req-d -> 0: the set's length says "full".
+        let mut set = CountingForbidden(window_of(&[
+            ("req-a", 1000.0),
+            ("req-b", 1001.0),
+            ("req-c", 1002.0),
+        ]));
+        let cutoff = cutoff(1003.0, 10.0);
+        let eviction = evict(&mut set, cutoff);
+        assert!(eviction.complete);
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 3, 1003.0, b"req-d"),
+            Admission::Rejected
+        );
+    }
+
+    #[test]
+    fn with_a_backlog_below_the_limit_nothing_is_counted() {
+        let (set, eviction, cutoff) = backlog_with_a_member_at_the_cutoff();
+        let mut set = CountingForbidden(set);
+        assert!(!eviction.complete);
+        assert_eq!(
+            admit(&mut set, &eviction, cutoff, 3, 10_000.5, b"new"),
+            Admission::Admitted(Zadded::Added)
+        );
+    }
 }
