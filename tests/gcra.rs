@@ -1,7 +1,8 @@
-//! GOBLIN.GCRA: against the GCRA command Redis wrote (Redis 8.10.2 built with it compiled
-//! back in), call for call; the cases of Redis's own (disabled) `tests/unit/gcra.tcl`, in our
-//! words; its deliberate differences (a string value, SET ... PXAT for the replicas); and what
-//! replicas and the AOF keep.
+//! GOBLIN.GCRA: every row of the README's table (common/rows.rs), on every server, and on
+//! Redis's GCRA too where Goblin does not differ on purpose; against the GCRA command Redis
+//! wrote (Redis 8.10.2 built with it compiled back in), call for call; the cases of Redis's own
+//! (disabled) `tests/unit/gcra.tcl`, in our words; its deliberate differences (a string value,
+//! SET ... PXAT for the replicas); and what replicas and the AOF keep.
 
 mod common;
 use common::*;
@@ -23,6 +24,65 @@ fn reference() -> Server {
         .binary(redis810_with_gcra())
         .without_module()
         .start()
+}
+
+on_every_server! {
+    /// Every row of the README's table, each with its setup, reply and effect.
+    fn every_row_of_the_readme_table(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "gcra", GCRA_ROWS);
+    }
+}
+
+on_every_server! {
+    /// The "allowed" row's replication, which the table's own run leaves to replica mode's
+    /// check (a replica without the module ends identical): every TAT stored reaches the AOF,
+    /// the stream replicas get, as `SET key tat PXAT ms`, and nothing there names GCRA.
+    fn the_tables_tats_are_propagated_as_set_pxat(flavor: Flavor) {
+        let dir = TempDir::new("gcra-table-aof");
+        let server = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).start();
+        let mut c = server.conn();
+        run_table(&mut c, "t", GCRA_ROWS);
+        let aof = aof_text(&dir.0);
+        assert!(!aof.to_ascii_lowercase().contains("gcra"), "the AOF names GCRA");
+        let commands = aof_commands(&aof);
+        let mut keys = c.call(&["KEYS", "t:row0:*"]).texts();
+        keys.sort();
+        assert_eq!(keys.len(), 12, "the allowed row's keys: {keys:?}");
+        for key in keys {
+            let last = commands
+                .iter()
+                .rfind(|command| command.get(1) == Some(&key))
+                .unwrap_or_else(|| panic!("nothing in the AOF for {key}"));
+            let tat = c.call(&["GET", &key]).text();
+            let at = c.call(&["PEXPIRETIME", &key]).int().to_string();
+            assert_eq!(last, &["SET", &key, &tat, "PXAT", &at], "{key}");
+        }
+    }
+}
+
+/// Where the table's cases cannot run on Redis's GCRA: a setup that writes a string (Redis's
+/// GCRA keeps a type of its own, and answers WRONGTYPE for any string).
+fn differs_from_redis(case: &Case) -> bool {
+    case.setup
+        .iter()
+        .any(|words| words[0].eq_ignore_ascii_case("SET"))
+}
+
+/// The table's replies and effects are Redis's GCRA's, not only Goblin's: every case that
+/// does not set a string up, on the reference, under the name GCRA.
+#[test]
+fn every_row_of_the_readme_table_is_redis_gcras() {
+    let server = reference();
+    let mut c = server.conn();
+    let native = Native {
+        ours: "GOBLIN.GCRA",
+        theirs: "GCRA",
+        differs: differs_from_redis,
+    };
+    let calls = run_table_natively(&mut c, "gcra", GCRA_ROWS, &native);
+    assert!(calls >= 120, "only {calls} calls on Redis's GCRA");
 }
 
 /// Limits whose emission interval (period / tokens per period) is at least 5 s: every call on

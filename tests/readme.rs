@@ -9,4 +9,5 @@ fn the_tests_tables_are_the_readmes_tables() {
     assert_rows_are_the_readme_table(INCREX_HEADING, INCREX_ROWS);
     assert_rows_are_the_readme_table(ZWINDOW_HEADING, ZWINDOW_ROWS);
     assert_rows_are_the_readme_table(CAD_HEADING, CAD_ROWS);
+    assert_rows_are_the_readme_table(GCRA_HEADING, GCRA_ROWS);
 }

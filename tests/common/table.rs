@@ -23,6 +23,8 @@ pub struct Case {
 
 pub enum Expect {
     Int(i64),
+    /// An array of integers, exactly (GOBLIN.GCRA's `[limited, limit, remaining, ...]`).
+    Ints(&'static [i64]),
     Error(&'static str),
 }
 
@@ -30,6 +32,7 @@ impl Expect {
     fn reply(&self) -> Reply {
         match self {
             Expect::Int(n) => Reply::Int(*n),
+            Expect::Ints(ns) => Reply::Array(ns.iter().map(|n| Reply::Int(*n)).collect()),
             Expect::Error(e) => Reply::Error(e.to_string()),
         }
     }
@@ -52,6 +55,12 @@ pub enum Effect {
     Armed { value: Value, ttl_ms: i64 },
     /// The key holds `value`, its absolute expiry (or none) exactly what it was before the call.
     TtlKept { value: Value },
+    /// GOBLIN.GCRA's TAT stored: the key holds a string, a plain decimal integer, `ahead_us`
+    /// microseconds after a whole millisecond of the server's clock no earlier than the case's
+    /// setup began (the first call of the setup starts the TAT moving; on a fresh key, the call
+    /// itself) and no later than the call returned; and the key expires at that TAT, floored
+    /// to the millisecond: when the quota is full again.
+    Tat { ahead_us: i64 },
 }
 
 /// A case with no `each`.
@@ -91,11 +100,65 @@ fn assert_value(state: &(String, Reply, i64), value: &Value, what: &str) {
     }
 }
 
+/// The command a table is about as a server has it natively, to run the table's cases on
+/// (GOBLIN.GCRA's on Redis 8.10 built with GCRA).
+pub struct Native {
+    /// The name the cases call Goblin's command by (any case).
+    pub ours: &'static str,
+    /// The native command's name.
+    pub theirs: &'static str,
+    /// The cases the native cannot take: Goblin's deliberate differences from it.
+    pub differs: fn(&Case) -> bool,
+}
+
+impl Native {
+    fn rename(&self, words: Vec<String>) -> Vec<String> {
+        words
+            .into_iter()
+            .map(|w| {
+                if w.eq_ignore_ascii_case(self.ours) {
+                    self.theirs.to_string()
+                } else {
+                    w
+                }
+            })
+            .collect()
+    }
+
+    /// The native's reply where Goblin's is `expected`: the error texts name the native
+    /// command.
+    fn reply(&self, expected: Reply) -> Reply {
+        match expected {
+            Reply::Error(e) => Reply::Error(e.replace(
+                &format!("'{}'", self.ours.to_ascii_lowercase()),
+                &format!("'{}'", self.theirs.to_ascii_lowercase()),
+            )),
+            other => other,
+        }
+    }
+}
+
 /// Runs every case of every row on `c`, each on a key of its own (named after `name`).
 pub fn run_table(c: &mut Conn, name: &str, rows: &[Row]) {
+    run_rows(c, name, rows, None);
+}
+
+/// Runs the cases of `rows` that `native` can take on `c`, a server with the native command
+/// (and without Goblin), under the native name: the same replies (error texts naming the
+/// native command), and the same effects on the key's existence and expiry (not on its value:
+/// the native keeps a type of its own). Returns how many calls it made.
+pub fn run_table_natively(c: &mut Conn, name: &str, rows: &[Row], native: &Native) -> usize {
+    run_rows(c, name, rows, Some(native))
+}
+
+fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> usize {
+    let mut calls = 0;
     for (r, row) in rows.iter().enumerate() {
         assert!(!row.cases.is_empty(), "{}: no case", row.situation);
         for (n, case) in row.cases.iter().enumerate() {
+            if native.is_some_and(|native| (native.differs)(case)) {
+                continue;
+            }
             let each: &[&str] = if case.each.is_empty() {
                 &[""]
             } else {
@@ -103,8 +166,13 @@ pub fn run_table(c: &mut Conn, name: &str, rows: &[Row]) {
             };
             for (i, value) in each.iter().enumerate() {
                 let key = format!("{name}:row{r}:case{n}:{i}");
+                let rename = |words: Vec<String>| match native {
+                    Some(native) => native.rename(words),
+                    None => words,
+                };
+                let setup_began = server_ms(c);
                 for setup in case.setup {
-                    let setup = fill(setup, &key, value);
+                    let setup = rename(fill(setup, &key, value));
                     let reply = c.call(&setup);
                     assert!(
                         !reply.is_error(),
@@ -112,9 +180,13 @@ pub fn run_table(c: &mut Conn, name: &str, rows: &[Row]) {
                         row.situation
                     );
                 }
-                let call = fill(case.call, &key, value);
+                let call = rename(fill(case.call, &key, value));
                 let what = format!("{}: {call:?}", row.situation);
-                let expected = case.reply.reply();
+                let expected = match native {
+                    Some(native) => native.reply(case.reply.reply()),
+                    None => case.reply.reply(),
+                };
+                calls += 1;
                 if let Effect::Nothing = case.effect {
                     let args: Vec<&str> = call.iter().map(String::as_str).collect();
                     assert_writes_nothing(c, &args, &key, &expected);
@@ -131,17 +203,57 @@ pub fn run_table(c: &mut Conn, name: &str, rows: &[Row]) {
                         assert_eq!(after, ("none".to_string(), Reply::Nil, -2), "{what}");
                     }
                     Effect::Armed { value, ttl_ms } => {
-                        assert_value(&after, value, &what);
+                        if native.is_none() {
+                            assert_value(&after, value, &what);
+                        }
                         assert_expires_after(c, &key, *ttl_ms, t0, t1);
                     }
                     Effect::TtlKept { value } => {
-                        assert_value(&after, value, &what);
+                        if native.is_none() {
+                            assert_value(&after, value, &what);
+                        }
                         assert_eq!(after.2, before.2, "{what}: the expiry changed");
+                    }
+                    Effect::Tat { ahead_us } => {
+                        let lowest = setup_began * 1000 + ahead_us;
+                        let highest = t1 * 1000 + ahead_us;
+                        if native.is_none() {
+                            assert_eq!(after.0, "string", "{what}: the TAT is a string");
+                            let text = after.1.text();
+                            let tat: i64 = text
+                                .parse()
+                                .unwrap_or_else(|_| panic!("{what}: TAT {text:?}"));
+                            assert_eq!(tat.to_string(), text, "{what}: a plain decimal");
+                            assert!(
+                                (lowest..=highest).contains(&tat),
+                                "{what}: TAT {tat}, expected {ahead_us} us after a time in \
+                                 [{setup_began}, {t1}] ms"
+                            );
+                            assert_eq!(
+                                (tat - ahead_us).rem_euclid(1000),
+                                0,
+                                "{what}: TAT {tat} is not {ahead_us} us after a whole millisecond"
+                            );
+                            assert_eq!(
+                                after.2,
+                                tat.div_euclid(1000),
+                                "{what}: the key expires at its TAT {tat}"
+                            );
+                        } else {
+                            assert!(
+                                (lowest.div_euclid(1000)..=highest.div_euclid(1000))
+                                    .contains(&after.2),
+                                "{what}: expires at {}, expected {ahead_us} us after a time in \
+                                 [{setup_began}, {t1}] ms, floored",
+                                after.2
+                            );
+                        }
                     }
                 }
             }
         }
     }
+    calls
 }
 
 /// The README's table of situations in the section whose heading starts with `heading`: each
@@ -182,8 +294,55 @@ pub fn readme_table(heading: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The code spans of a README cell: `` `a` (`b` for ...) `` gives `a`, `b`.
+fn code_spans(cell: &str) -> Vec<&str> {
+    cell.split('`').skip(1).step_by(2).collect()
+}
+
+/// Whether the `n`th code span of a reply cell states the error `e`: the same text; or, for an
+/// elided span (`... and max_burst ...`), the span before it with the words it shows in place
+/// of words there, and in no other place (so not the span before it itself).
+fn states_error(spans: &[&str], n: usize, e: &str) -> bool {
+    let span = spans[n];
+    let elided = span
+        .strip_prefix("... ")
+        .and_then(|rest| rest.strip_suffix(" ..."));
+    let (Some(shown), Some(full)) = (elided, n.checked_sub(1).map(|p| spans[p])) else {
+        return span == e;
+    };
+    let Some(at) = e.find(shown) else {
+        return false;
+    };
+    let first = e[..at].split(' ').count() - 1;
+    let shown_words = first..first + shown.split(' ').count();
+    let (ours, theirs): (Vec<&str>, Vec<&str>) =
+        (e.split(' ').collect(), full.split(' ').collect());
+    e != full
+        && ours.len() == theirs.len()
+        && (0..ours.len()).all(|w| ours[w] == theirs[w] || shown_words.contains(&w))
+}
+
+/// Whether the array `ns` fits a reply cell `[0, limit, remaining, -1, reset_after]`: as many
+/// fields, and the cell's numbers where it has numbers.
+fn fits_array(cell: &str, ns: &[i64]) -> bool {
+    let Some(fields) = cell
+        .strip_prefix("`[")
+        .and_then(|rest| rest.strip_suffix("]`"))
+    else {
+        return false;
+    };
+    let fields: Vec<&str> = fields.split(", ").collect();
+    fields.len() == ns.len()
+        && fields
+            .iter()
+            .zip(ns)
+            .all(|(field, n)| field.parse::<i64>().map_or(true, |k| k == *n))
+}
+
 /// Asserts that `rows` are the README's rows, in order, and that every case's reply is the one
-/// the README's reply column states, where it states one (`(integer) 1`, an error text).
+/// the README's reply column states, where it states one (`(integer) 1`, an error text, an
+/// array's fixed fields). A reply cell may state several errors (`` `ERR a` (`ERR b` for ...) ``):
+/// each case's error must be one of them, and each of them some case's error.
 pub fn assert_rows_are_the_readme_table(heading: &str, rows: &[Row]) {
     let readme = readme_table(heading);
     let documented: Vec<&str> = readme.iter().map(|(s, _)| s.as_str()).collect();
@@ -194,6 +353,8 @@ pub fn assert_rows_are_the_readme_table(heading: &str, rows: &[Row]) {
     );
     for ((situation, reply), row) in readme.iter().zip(rows) {
         let stated = reply.trim_matches('`');
+        let spans = code_spans(reply);
+        let mut proven = vec![false; spans.len()];
         for case in row.cases {
             match &case.reply {
                 Expect::Int(n) => {
@@ -205,7 +366,31 @@ pub fn assert_rows_are_the_readme_table(heading: &str, rows: &[Row]) {
                         assert_eq!(stated, "(as above)", "{heading}: {situation}: reply {n}");
                     }
                 }
-                Expect::Error(e) => assert_eq!(stated, *e, "{heading}: {situation}"),
+                Expect::Ints(ns) => assert!(
+                    fits_array(reply, ns),
+                    "{heading}: {situation}: reply {ns:?}, the README says {reply}"
+                ),
+                Expect::Error(e) => {
+                    let stating: Vec<usize> = (0..spans.len())
+                        .filter(|&n| states_error(&spans, n, e))
+                        .collect();
+                    assert!(
+                        !stating.is_empty(),
+                        "{heading}: {situation}: {e:?} is not in the README's {reply}"
+                    );
+                    for n in stating {
+                        proven[n] = true;
+                    }
+                }
+            }
+        }
+        if row
+            .cases
+            .iter()
+            .any(|case| matches!(case.reply, Expect::Error(_)))
+        {
+            for (span, proven) in spans.iter().zip(proven) {
+                assert!(proven, "{heading}: {situation}: no case replies {span:?}");
             }
         }
     }
