@@ -113,7 +113,10 @@ pub fn throttle<S: TatStore>(
         } else {
             -1
         };
-        (retry_after, tat - now)
+        // From `base`, not the TAT: a TAT behind the clock is a full bucket, as a missing key
+        // is. Under Redis's GCRA the key expires at its TAT, so the two never differ there;
+        // Goblin's TAT is a plain string that SET or PERSIST can leave behind the clock.
+        (retry_after, base - now)
     } else {
         store.store(new_tat);
         (-1, new_tat - now)
@@ -292,18 +295,32 @@ mod tests {
     }
 
     #[test]
-    fn a_tat_left_in_the_past_gives_what_the_formulas_give() {
-        // A key whose TTL was removed: the TAT lags behind the clock.
-        let mut key = MemoryTat {
-            tat: Some(NOW - 1_200_000),
-            expires_at: None,
-        };
-        assert_eq!(
-            throttle(&mut key, &limits(0, 1, 1.0, 2), NOW)
-                .unwrap()
-                .reply(),
-            [1, 1, 2, -1, -1]
-        );
+    fn a_tat_left_in_the_past_is_a_full_bucket() {
+        // A key whose TTL was removed: the TAT lags behind the clock. It answers as a missing
+        // key does, never with more remaining than the quota or a negative reset.
+        for l in [
+            limits(0, 1, 1.0, 2),
+            limits(4, 1, 2.0, 1),
+            limits(4, 1, 2.0, 50),
+        ] {
+            let mut lagging = MemoryTat {
+                tat: Some(NOW - 1_200_000),
+                expires_at: None,
+            };
+            let mut missing = MemoryTat::default();
+            let reply = throttle(&mut lagging, &l, NOW).unwrap().reply();
+            assert_eq!(reply, throttle(&mut missing, &l, NOW).unwrap().reply());
+            assert!(reply[2] <= reply[1] && reply[4] >= 0, "{reply:?}");
+            if reply[0] == 0 {
+                assert_eq!(lagging.tat, missing.tat, "the same TAT stored");
+            } else {
+                assert_eq!(
+                    lagging.tat,
+                    Some(NOW - 1_200_000),
+                    "a limited call writes nothing"
+                );
+            }
+        }
     }
 
     #[test]

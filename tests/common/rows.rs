@@ -724,6 +724,14 @@ pub const GCRA_ROWS: &[Row] = &[
                 Ints(&[1, 3, 2, -1, 60]),
                 Nothing,
             ),
+            // On a TAT left behind the clock (SET without a TTL): a full bucket, as a fresh
+            // key, never more remaining than the quota nor a negative reset.
+            case(
+                &[&["SET", "{}", "1000"]],
+                &["GOBLIN.GCRA", "{}", "2", "1", "60", "TOKENS", "4"],
+                Ints(&[1, 3, 3, -1, 0]),
+                Nothing,
+            ),
         ],
     },
     Row {
@@ -767,7 +775,7 @@ pub const GCRA_ROWS: &[Row] = &[
         ],
     },
     Row {
-        situation: "key holds a list, hash, set, sorted set",
+        situation: "key holds a list, hash, set, sorted set, ...",
         cases: &[
             case(
                 &[&["RPUSH", "{}", "x"]],
