@@ -106,7 +106,8 @@ impl<'call> Scanned<'call> {
         let valkey = host().family == Family::Valkey;
         let mut i = 0;
         while i < options.len() {
-            let option = options[i];
+            // The option's text once: a call may carry seven options against a dozen tokens.
+            let option = options[i].word();
             let next = options.get(i + 1).copied();
             let by_given = s.by_integer.is_some() || s.by_float.is_some();
             let expiry_given = s.expire.is_some() || s.persist;

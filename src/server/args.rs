@@ -89,9 +89,24 @@ impl<'call> Arg<'call> {
     /// Whether the argument names the option `token`, compared as the server compares option
     /// names: ignoring ASCII case, and as a C string, so up to the first NUL byte.
     pub fn is(self, token: &str) -> bool {
+        self.word().is(token)
+    }
+
+    /// The argument as an option name, read once for comparing against many tokens.
+    pub fn word(self) -> Word<'call> {
         let bytes = self.as_bytes();
-        let c_string = bytes.split(|&byte| byte == 0).next().unwrap_or(bytes);
-        c_string.eq_ignore_ascii_case(token.as_bytes())
+        Word(bytes.split(|&byte| byte == 0).next().unwrap_or(bytes))
+    }
+}
+
+/// An argument's text up to its first NUL byte: what the server compares option names by.
+#[derive(Clone, Copy)]
+pub struct Word<'call>(&'call [u8]);
+
+impl Word<'_> {
+    /// Whether this names the option `token`, ignoring ASCII case.
+    pub fn is(self, token: &str) -> bool {
+        self.0.eq_ignore_ascii_case(token.as_bytes())
     }
 }
 
