@@ -39,7 +39,9 @@ pub enum Workload {
     IncrPttlEvalsha,
     Zadd,
     Zwindow,
-    /// GOBLIN.ZWINDOW with `now` = `*`, the server's clock.
+    /// GOBLIN.ZWINDOW with `now` = `*`, the server's clock, at the set size of `Zwindow`: its
+    /// window (`Shared::server_clock_window_ms`) holds about ten members per key at the rate
+    /// the client-time run just reached.
     ZwindowServerClock,
     ZwindowEvalsha,
     ZwindowFcall,
@@ -58,6 +60,7 @@ pub const COUNTER_GROUP: [Workload; 11] = [
     Workload::GcraEvalsha,
     Workload::IncrPttlEvalsha,
 ];
+/// In this order: `Zwindow` sizes the window of `ZwindowServerClock`, which runs after it.
 pub const WINDOW_GROUP: [Workload; 5] = [
     Workload::Zadd,
     Workload::Zwindow,
@@ -139,6 +142,21 @@ pub struct Shared {
     pub increx_sha: String,
     pub zwindow_sha: String,
     pub clock: AtomicU64,
+    /// The window of `ZwindowServerClock`, in milliseconds of the server's clock.
+    pub server_clock_window_ms: AtomicU64,
+}
+
+impl Shared {
+    /// Sizes the server-clock window after a client-time ZWINDOW run at `ops_per_sec`, so
+    /// that both runs keep about as many members per key (ten), and each call evicts about
+    /// one: a comparison of the clocks, not of set sizes.
+    pub fn size_server_clock_window(&self, ops_per_sec: f64) {
+        let per_key_per_ms = ops_per_sec / WINDOW_KEYS as f64 / 1000.0;
+        let members = WINDOW_TICKS / WINDOW_KEYS;
+        let ms = (members as f64 / per_key_per_ms.max(1e-9)).round().max(1.0);
+        self.server_clock_window_ms
+            .store(ms as u64, Ordering::Relaxed);
+    }
 }
 
 /// The Lua idioms as a function library, for FCALL.
@@ -254,10 +272,21 @@ impl OpWriter<'_> {
                 ],
                 out,
             ),
-            Workload::ZwindowServerClock => encode(
-                &["GOBLIN.ZWINDOW", &window, "*", "10", WINDOW_LIMIT, &member],
-                out,
-            ),
+            Workload::ZwindowServerClock => {
+                let ms = self.shared.server_clock_window_ms.load(Ordering::Relaxed);
+                let seconds = format!("{}.{:03}", ms / 1000, ms % 1000);
+                encode(
+                    &[
+                        "GOBLIN.ZWINDOW",
+                        &window,
+                        "*",
+                        &seconds,
+                        WINDOW_LIMIT,
+                        &member,
+                    ],
+                    out,
+                )
+            }
             Workload::ZwindowEvalsha => encode(
                 &[
                     "EVALSHA",

@@ -14,7 +14,7 @@ use goblin_testkit::{Flavor, Reply, Server};
 use load::{Sample, Shared, Workload, COUNTER_GROUP, WINDOW_GROUP};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -138,6 +138,7 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
             .call(&["SCRIPT", "LOAD", goblin_testkit::ZWINDOW_LUA])
             .text(),
         clock: AtomicU64::new(1_000_000),
+        server_clock_window_ms: AtomicU64::new(10_000),
     });
     let library = load::function_library();
     assert!(!conn
@@ -165,8 +166,14 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
                         depth,
                         config.duration,
                     );
+                    let window = if workload == Workload::ZwindowServerClock {
+                        let ms = shared.server_clock_window_ms.load(Ordering::Relaxed);
+                        format!("  (window {ms} ms)")
+                    } else {
+                        String::new()
+                    };
                     eprintln!(
-                        "  {:<10} depth {depth:>2} round {round}/{}  {:<26} {:>10.0} ops/s  p50 {:>7.1} us  p99 {:>7.1} us",
+                        "  {:<10} depth {depth:>2} round {round}/{}  {:<26} {:>10.0} ops/s  p50 {:>7.1} us  p99 {:>7.1} us{window}",
                         flavor.label(),
                         config.rounds,
                         workload.label(),
@@ -174,6 +181,9 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
                         sample.p50_us,
                         sample.p99_us
                     );
+                    if workload == Workload::Zwindow {
+                        shared.size_server_clock_window(sample.ops_per_sec);
+                    }
                     samples.entry(workload).or_default().push(sample);
                 }
             }
