@@ -335,9 +335,16 @@ pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
         FontStyle::Normal,
         Box::leak(font.into_boxed_slice()),
     );
-    let root = BitMapBackend::new(path, (1800, 620)).into_drawing_area();
+    // Throughput across the top, where sixteen groups of bars have room for their labels;
+    // the two ZWINDOW cost curves side by side below it.
+    let root = BitMapBackend::new(path, (1800, 1180)).into_drawing_area();
     root.fill(&WHITE).expect("fill");
-    let panels = root.split_evenly((1, 3));
+    let (upper, lower) = root.split_vertically(580);
+    let mut lower = lower.split_evenly((1, 2));
+    let (Some(right), Some(middle)) = (lower.pop(), lower.pop()) else {
+        unreachable!("split_evenly((1, 2)) gives two areas")
+    };
+    let panels = [upper, middle, right];
 
     // (a) Throughput as a ratio to the core command, pipelined.
     let compared: Vec<Workload> = COUNTER_GROUP
