@@ -37,6 +37,16 @@ impl ModelWindow {
             .map(|(score, member)| (member.clone(), score.0))
             .collect()
     }
+
+    /// A set holding `members`, for tests.
+    #[cfg(test)]
+    pub(crate) fn of(members: &[(&str, f64)]) -> ModelWindow {
+        let mut set = ModelWindow::default();
+        for (member, score) in members {
+            set.add(*score, member.as_bytes());
+        }
+        set
+    }
 }
 
 impl SortedWindow for ModelWindow {
@@ -107,14 +117,6 @@ impl SortedWindow for ModelWindow {
 mod tests {
     use super::*;
 
-    fn model_of(members: &[(&str, f64)]) -> ModelWindow {
-        let mut set = ModelWindow::default();
-        for (member, score) in members {
-            set.add(*score, member.as_bytes());
-        }
-        set
-    }
-
     #[test]
     fn scores_order_the_same_partially_and_totally() {
         // PartialOrd must agree with Ord (std's contract for the pair).
@@ -127,7 +129,7 @@ mod tests {
 
     #[test]
     fn remove_lowest_removes_at_most_max() {
-        let mut set = model_of(&[("a", 1.0), ("b", 2.0), ("c", 3.0)]);
+        let mut set = ModelWindow::of(&[("a", 1.0), ("b", 2.0), ("c", 3.0)]);
         assert_eq!(set.remove_lowest(10.0, 2), (2, 2.0));
         assert_eq!(set.members(), [(b"c".to_vec(), 3.0)]);
         assert_eq!(set.remove_lowest(10.0, 0), (0, f64::NEG_INFINITY));
@@ -136,7 +138,7 @@ mod tests {
 
     #[test]
     fn count_above_leaves_out_the_cutoff_itself() {
-        let set = model_of(&[("a", 1.0), ("b", 2.0), ("c", 3.0)]);
+        let set = ModelWindow::of(&[("a", 1.0), ("b", 2.0), ("c", 3.0)]);
         assert_eq!(set.count_above(2.0, 10), 1);
         assert_eq!(set.count_above(1.5, 10), 2);
         assert_eq!(set.count_above(0.0, 2), 2, "stops at the cap");

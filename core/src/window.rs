@@ -297,17 +297,9 @@ mod tests {
         assert_eq!(expiry(9.223371e15, NOW_MS), Err(ExpireOverflow));
     }
 
-    fn window_of(members: &[(&str, f64)]) -> ModelWindow {
-        let mut set = ModelWindow::default();
-        for (member, score) in members {
-            set.add(*score, member.as_bytes());
-        }
-        set
-    }
-
     #[test]
     fn eviction_removes_everything_at_or_below_the_cutoff() {
-        let mut set = window_of(&[("a", 1.0), ("b", 5.0), ("c", 6.0)]);
+        let mut set = ModelWindow::of(&[("a", 1.0), ("b", 5.0), ("c", 6.0)]);
         let eviction = evict(&mut set, 5.0);
         assert_eq!(
             eviction,
@@ -366,7 +358,7 @@ mod tests {
 
     #[test]
     fn a_holder_keeps_its_slot_and_a_newcomer_waits() {
-        let mut set = window_of(&[("worker-1", 5000.0)]);
+        let mut set = ModelWindow::of(&[("worker-1", 5000.0)]);
         let cutoff = cutoff(5001.0, 30.0);
         let eviction = evict(&mut set, cutoff);
         assert_eq!(
@@ -495,7 +487,7 @@ mod tests {
     fn a_call_is_granted_unless_rejected_and_says_what_the_set_did() {
         // GOBLIN.ZWINDOW lock:job7 5000 30 1 worker-1 -> 1, then worker-2 -> 0, then worker-1
         // renews at the same instant: granted, and the set did not change.
-        let mut set = window_of(&[("worker-1", 5000.0)]);
+        let mut set = ModelWindow::of(&[("worker-1", 5000.0)]);
         let cutoff = cutoff(5000.0, 30.0);
         let eviction = evict(&mut set, cutoff);
         let rejected = admit(&mut set, &eviction, cutoff, 1, 5000.0, b"worker-2");
@@ -540,7 +532,7 @@ mod tests {
     #[test]
     fn after_a_complete_eviction_nothing_is_counted() {
         // GOBLIN.ZWINDOW rl:user42 1003 10 3 req-d -> 0: the set's length says "full".
-        let mut set = CountingForbidden(window_of(&[
+        let mut set = CountingForbidden(ModelWindow::of(&[
             ("req-a", 1000.0),
             ("req-b", 1001.0),
             ("req-c", 1002.0),
