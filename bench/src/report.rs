@@ -340,11 +340,8 @@ pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
     let root = BitMapBackend::new(path, (1800, 1180)).into_drawing_area();
     root.fill(&WHITE).expect("fill");
     let (upper, lower) = root.split_vertically(580);
-    let mut lower = lower.split_evenly((1, 2));
-    let (Some(right), Some(middle)) = (lower.pop(), lower.pop()) else {
-        unreachable!("split_evenly((1, 2)) gives two areas")
-    };
-    let panels = [upper, middle, right];
+    let lower = lower.split_evenly((1, 2));
+    let panels = [&upper, &lower[0], &lower[1]];
 
     // (a) Throughput as a ratio to the core command, pipelined.
     let compared: Vec<Workload> = COUNTER_GROUP
@@ -363,7 +360,7 @@ pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
         })
         .filter(|v| v.is_finite())
         .fold(1.2f64, f64::max);
-    let mut chart = ChartBuilder::on(&panels[0])
+    let mut chart = ChartBuilder::on(panels[0])
         .caption(
             format!("Throughput / core command (depth {depth})"),
             ("sans-serif", 22),
@@ -439,7 +436,7 @@ pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
         *config.sizes.first().unwrap_or(&10) as f64,
         *config.sizes.last().unwrap_or(&1000) as f64,
     );
-    let mut chart = ChartBuilder::on(&panels[1])
+    let mut chart = ChartBuilder::on(panels[1])
         .caption(
             "ZWINDOW usec_per_call vs members in window",
             ("sans-serif", 22),
@@ -489,7 +486,7 @@ pub fn plot(config: &Config, results: &[ServerResults], path: &Path) {
         })
         .fold(0.5f64, f64::max);
     let max_e = *config.evictions.last().unwrap_or(&10) as f64 + 1.0;
-    let mut chart = ChartBuilder::on(&panels[2])
+    let mut chart = ChartBuilder::on(panels[2])
         .caption(
             "usec_per_call vs members evicted per call",
             ("sans-serif", 22),
