@@ -121,6 +121,15 @@ fn run_suite(server: &Server, unit: &str, extra: &[&str]) -> Outcome {
         String::from_utf8_lossy(&output.stderr)
     );
     outcome.output = plain;
+    let suite: Vec<&str> = std::iter::once(unit).chain(extra.iter().copied()).collect();
+    eprintln!(
+        "{}: {}: {} passed, {} failed {:?}",
+        server.flavor.label(),
+        suite.join(" "),
+        outcome.passed.len(),
+        outcome.failed.len(),
+        outcome.failed
+    );
     outcome
 }
 
@@ -132,13 +141,6 @@ on_every_server! {
     fn redis_own_increx_tests_pass(flavor: Flavor) {
         let server = Server::start(flavor);
         let outcome = run_suite(&server, "unit/type/increx", &[]);
-        eprintln!(
-            "{}: unit/type/increx: {} passed, {} failed {:?}",
-            flavor.label(),
-            outcome.passed.len(),
-            outcome.failed.len(),
-            outcome.failed
-        );
         assert_eq!(outcome.passed.len() + outcome.failed.len(), 71, "the suite has 71 tests");
         let native = server.conn().call(&["COMMAND", "INFO", "increx"]).array()[0].array()[2]
             .texts()
@@ -163,13 +165,6 @@ on_every_server! {
     fn redis_own_delex_and_digest_tests_pass(flavor: Flavor) {
         let server = Server::start(flavor);
         let outcome = run_suite(&server, "unit/type/string", &["--only", "/^(DELEX|DIGEST)"]);
-        eprintln!(
-            "{}: DELEX and DIGEST in unit/type/string: {} passed, {} failed {:?}",
-            flavor.label(),
-            outcome.passed.len(),
-            outcome.failed.len(),
-            outcome.failed
-        );
         assert!(outcome.failed.is_empty(), "failed {:?}:\n{}", outcome.failed, outcome.output);
         assert_eq!(outcome.passed.len(), 40, "the DELEX and DIGEST tests:\n{}", outcome.output);
     }
