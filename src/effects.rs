@@ -8,11 +8,11 @@
 
 use std::ffi::CStr;
 
-use goblin_core::counter::{CounterPlan, CounterTtl};
 use goblin_core::decimal::Decimal;
-use goblin_core::gcra::TatStore;
-use goblin_core::increx::TtlChange;
-use goblin_core::window::{Admission, Eviction, WindowExpiry, Zadded};
+use goblin_core::gcra::{stored_tat, TatStore};
+use goblin_core::increx::{CounterPlan, CounterTtl};
+use goblin_core::native::increx::TtlChange;
+use goblin_core::zwindow::{Admission, Eviction, WindowExpiry, Zadded};
 
 use crate::server::{lazyfree_lazy_expire, Arg, Ctx, EventClass, Key, KeyKind};
 
@@ -120,7 +120,7 @@ impl Effect<'_> {
     }
 }
 
-/// Stores the counter chosen by `counter::plan`, with its TTL.
+/// Stores the counter chosen by `increx::plan`, with its TTL.
 pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
     let name = key.name();
     let value = Decimal::integer(plan.value);
@@ -147,7 +147,7 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
             if key.kind() == KeyKind::Empty {
                 ctx.notify(EventClass::New, c"new", name);
             } else {
-                key.delete();
+                key.unlink();
                 Effect::Del.replicate(ctx, name);
             }
             ctx.notify(EventClass::String, c"incrby", name);
@@ -173,7 +173,7 @@ pub fn stored_number(
     let name = key.name();
     if change == TtlChange::DeleteNow {
         if existed {
-            key.delete();
+            key.unlink();
             let effect = if lazyfree_lazy_expire() {
                 Effect::Unlink
             } else {
@@ -231,8 +231,8 @@ impl TatStore for TatKey<'_, '_> {
 
     fn store(&mut self, tat: i64) {
         let (ctx, name) = (self.ctx, self.key.name());
-        let value = Decimal::integer(tat);
-        let at_ms = tat / 1000;
+        let stored = stored_tat(tat);
+        let (value, at_ms) = (stored.text, stored.expires_at_ms);
         self.key.set_string(value.as_bytes());
         self.key.set_abs_expire(at_ms);
         // The string class: the key is a string here (Redis's GCRA fires `gcra` in a class of
@@ -249,7 +249,7 @@ impl TatStore for TatKey<'_, '_> {
     }
 }
 
-/// After `window::evict`: what ZREMRANGEBYSCORE would have said and replicated.
+/// After `zwindow::evict`: what ZREMRANGEBYSCORE would have said and replicated.
 pub fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
     if eviction.count == 0 {
         return;
@@ -268,7 +268,7 @@ pub fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
     ctx.signal_modified(name);
 }
 
-/// After `window::admit` granted `member` its slot at `now`: ZADD's events and effect (if the
+/// After `zwindow::admit` granted `member` its slot at `now`: ZADD's events and effect (if the
 /// set changed), then the TTL re-armed.
 pub fn recorded(
     ctx: &Ctx,
@@ -297,7 +297,7 @@ pub fn recorded(
             Effect::PexpireAt { at_ms }.replicate(ctx, name);
         }
         WindowExpiry::Immediately => {
-            key.delete();
+            key.unlink();
             ctx.notify_expired_at_once(name);
             Effect::Del.replicate(ctx, name);
         }
@@ -321,8 +321,8 @@ pub enum Deletion {
 pub fn deleted(ctx: &Ctx, key: &mut Key<'_>, how: Deletion) {
     let name = key.name();
     match how {
-        Deletion::Unlink => key.delete(),
-        Deletion::AsTheServer => key.delete_now(),
+        Deletion::Unlink => key.unlink(),
+        Deletion::AsTheServer => key.delete(),
     }
     ctx.notify(EventClass::Generic, c"del", name);
     Effect::Del.replicate(ctx, name);

@@ -1,10 +1,15 @@
 //! Every error a Goblin command can reply with, spelled exactly as the server's own commands
-//! spell it, so clients that match on error text cannot tell the difference.
+//! spell it, so clients that match on error text cannot tell the difference. The errors every
+//! command shares are `CommandError`'s variants; the ones only one command has are the
+//! constants of its module below, in that command's own words (for a stand-in, the native
+//! command's; for GOBLIN.GCRA, Redis's GCRA's).
 
 use std::borrow::Cow;
 
-use goblin_core::counter::CounterError;
-use goblin_core::window::ExpireOverflow;
+use goblin_core::gcra::{GcraOverflow, TatError};
+use goblin_core::increx::CounterError;
+use goblin_core::native::delex::ConditionError;
+use goblin_core::zwindow::ExpireOverflow;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandError {
@@ -18,7 +23,8 @@ pub enum CommandError {
     InvalidExpire,
     /// `ERR syntax error`
     Syntax,
-    /// A reply the server's command spells out for itself, error code included.
+    /// A reply one command spells out for itself, error code included: one of the constants
+    /// below.
     Message(&'static str),
     /// A Rust panic was caught at the command boundary instead of killing the server.
     Internal,
@@ -60,9 +66,93 @@ impl From<ExpireOverflow> for CommandError {
     }
 }
 
+/// GOBLIN.GCRA's errors, in the words of the GCRA command Redis wrote.
+pub mod gcra {
+    use super::CommandError::{self, Message};
+
+    pub const MUST_BE_POSITIVE: CommandError =
+        Message("ERR value is out of range, must be positive");
+    pub const AT_LEAST_ONE: CommandError =
+        Message("ERR value is out of range, value must between 1 and 9223372036854775807");
+    pub const PERIOD_RANGE: CommandError = Message("ERR period must be > 0 and < 1e12");
+    pub const MISSING_TOKENS: CommandError = Message("ERR Missing TOKENS value");
+    pub const NOT_A_TAT: CommandError = Message("ERR Invalid TaT value");
+    pub const NEGATIVE_TAT: CommandError = Message("ERR Invalid negative TaT value");
+    pub const TOKENS_OVERFLOW: CommandError = Message(
+        "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and TOKENS would cause an overflow",
+    );
+    pub const BURST_OVERFLOW: CommandError = Message(
+        "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and max_burst would cause an overflow",
+    );
+}
+
+impl From<GcraOverflow> for CommandError {
+    fn from(overflow: GcraOverflow) -> Self {
+        match overflow {
+            GcraOverflow::Tokens => gcra::TOKENS_OVERFLOW,
+            GcraOverflow::Burst => gcra::BURST_OVERFLOW,
+        }
+    }
+}
+
+impl From<TatError> for CommandError {
+    fn from(error: TatError) -> Self {
+        match error {
+            TatError::NotATat => gcra::NOT_A_TAT,
+            TatError::Negative => gcra::NEGATIVE_TAT,
+        }
+    }
+}
+
+/// The INCREX stand-in's errors, in Redis 8.10's words.
+pub mod increx {
+    use super::CommandError::{self, Message};
+
+    pub const NOT_INTEGER_INCREMENT: CommandError =
+        Message("ERR Increment is not an integer or out of range");
+    pub const NOT_FLOAT_INCREMENT: CommandError = Message("ERR Increment is not a valid float");
+    pub const INFINITE_INCREMENT: CommandError =
+        Message("ERR BYFLOAT increment cannot be Infinity");
+    pub const LBOUND_NOT_INTEGER: CommandError =
+        Message("ERR LBOUND is not an integer or out of range");
+    pub const UBOUND_NOT_INTEGER: CommandError =
+        Message("ERR UBOUND is not an integer or out of range");
+    pub const LBOUND_NOT_FLOAT: CommandError = Message("ERR LBOUND is not a valid float");
+    pub const UBOUND_NOT_FLOAT: CommandError = Message("ERR UBOUND is not a valid float");
+    pub const BOUNDS_CROSSED: CommandError = Message("ERR LBOUND can't be greater than UBOUND");
+    pub const ENX_ALONE: CommandError = Message("ERR ENX flag requires an expiration");
+    pub const INFINITE_VALUE: CommandError = Message("ERR value cannot be Infinity");
+    pub const APPLIED_OVERFLOW: CommandError = Message("ERR applied increment would overflow");
+    pub const APPLIED_INFINITE: CommandError = Message("ERR applied increment would be Infinity");
+}
+
+/// The DELEX stand-in's errors, in Redis 8.10's words.
+pub mod delex {
+    use super::CommandError::{self, Message};
+
+    pub const NOT_A_STRING: CommandError =
+        Message("ERR Key should be of string type if conditions are specified");
+    /// Names the conditions of `goblin_core::native::delex::ConditionKind::ALL`, in order (a
+    /// unit test holds the two together).
+    pub const UNKNOWN_CONDITION: CommandError =
+        Message("ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE");
+    pub const DIGEST_LENGTH: CommandError =
+        Message("ERR must be exactly 16 hexadecimal characters");
+}
+
+impl From<ConditionError> for CommandError {
+    fn from(error: ConditionError) -> Self {
+        match error {
+            ConditionError::Unknown => delex::UNKNOWN_CONDITION,
+            ConditionError::DigestLength => delex::DIGEST_LENGTH,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use goblin_core::native::delex::ConditionKind;
 
     #[test]
     fn replies_match_the_servers_own_wording() {
@@ -77,5 +167,16 @@ mod tests {
         assert!(CommandError::WrongType
             .reply_text("goblin.cad")
             .starts_with("WRONGTYPE "));
+    }
+
+    #[test]
+    fn the_unknown_condition_error_names_every_condition() {
+        let tokens: Vec<&str> = ConditionKind::ALL.iter().map(|kind| kind.token()).collect();
+        let (last, first) = tokens.split_last().expect("conditions");
+        let listed = format!("{}, or {last}", first.join(", "));
+        assert_eq!(
+            delex::UNKNOWN_CONDITION.reply_text("delex"),
+            format!("ERR Invalid condition. Use {listed}")
+        );
     }
 }

@@ -12,14 +12,14 @@ mod effects;
 mod error;
 mod server;
 
-use commands::delex::Delex;
-use commands::delifeq::Delifeq;
-use commands::digest::Digest;
-use commands::goblin_cad::GoblinCad;
-use commands::goblin_gcra::GoblinGcra;
-use commands::goblin_increx::GoblinIncrex;
-use commands::goblin_zwindow::GoblinZwindow;
-use commands::increx::Increx;
+use commands::cad::GoblinCad;
+use commands::gcra::GoblinGcra;
+use commands::increx::GoblinIncrex;
+use commands::native::delex::Delex;
+use commands::native::delifeq::Delifeq;
+use commands::native::digest::Digest;
+use commands::native::increx::Increx;
+use commands::zwindow::GoblinZwindow;
 use server::{registration, ModuleSpec, Registration};
 
 /// Every command of the module, in the order `INFO goblin` lists them: Goblin's own, then

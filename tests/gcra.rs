@@ -208,27 +208,26 @@ on_every_server! {
     fn arguments_are_checked_as_redis_checks_them(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        let arity = "ERR wrong number of arguments for 'goblin.gcra' command";
-        for args in [&[][..], &["k"], &["k", "10"], &["k", "10", "5"], &["k", "1", "1", "1", "TOKENS", "1", "x"]] {
-            assert_eq!(gcra(&mut c, args), Reply::Error(arity.into()), "{args:?}");
+                for args in [&[][..], &["k"], &["k", "10"], &["k", "10", "5"], &["k", "1", "1", "1", "TOKENS", "1", "x"]] {
+            assert_eq!(gcra(&mut c, args), Reply::Error(GCRA_ARITY.into()), "{args:?}");
         }
         let cases: &[(&[&str], &str)] = &[
-            (&["k", "-1", "5", "60"], "ERR value is out of range, must be positive"),
-            (&["k", "notanumber", "5", "60"], "ERR value is out of range, must be positive"),
-            (&["k", "10", "0", "60"], "ERR value is out of range, value must between 1 and 9223372036854775807"),
-            (&["k", "10", "-1", "60"], "ERR value is out of range, value must between 1 and 9223372036854775807"),
-            (&["k", "10", "notanumber", "60"], "ERR value is not an integer or out of range"),
-            (&["k", "10", "5", "0"], "ERR period must be > 0 and < 1e12"),
-            (&["k", "10", "5", "-1"], "ERR period must be > 0 and < 1e12"),
-            (&["k", "10", "5", "notanumber"], "ERR value is not a valid float"),
-            (&["k", "10", "5", "60", "TOKENS"], "ERR Missing TOKENS value"),
-            (&["k", "10", "5", "60", "TOKENS", "0"], "ERR value is out of range, value must between 1 and 9223372036854775807"),
-            (&["k", "10", "5", "60", "TOKENS", "-1"], "ERR value is out of range, value must between 1 and 9223372036854775807"),
-            (&["k", "10", "5", "60", "TOKENS", "notanumber"], "ERR value is not an integer or out of range"),
-            (&["k", "10", "5", "60", "COST", "2"], "ERR syntax error"),
+            (&["k", "-1", "5", "60"], GCRA_MUST_BE_POSITIVE),
+            (&["k", "notanumber", "5", "60"], GCRA_MUST_BE_POSITIVE),
+            (&["k", "10", "0", "60"], GCRA_AT_LEAST_ONE),
+            (&["k", "10", "-1", "60"], GCRA_AT_LEAST_ONE),
+            (&["k", "10", "notanumber", "60"], NOT_INTEGER),
+            (&["k", "10", "5", "0"], GCRA_PERIOD_RANGE),
+            (&["k", "10", "5", "-1"], GCRA_PERIOD_RANGE),
+            (&["k", "10", "5", "notanumber"], NOT_FLOAT),
+            (&["k", "10", "5", "60", "TOKENS"], GCRA_MISSING_TOKENS),
+            (&["k", "10", "5", "60", "TOKENS", "0"], GCRA_AT_LEAST_ONE),
+            (&["k", "10", "5", "60", "TOKENS", "-1"], GCRA_AT_LEAST_ONE),
+            (&["k", "10", "5", "60", "TOKENS", "notanumber"], NOT_INTEGER),
+            (&["k", "10", "5", "60", "COST", "2"], SYNTAX),
             // Positional: the first bad argument wins.
-            (&["k", "abc", "0", "abc", "foo"], "ERR value is out of range, must be positive"),
-            (&["k", "1", "0", "abc", "foo"], "ERR value is out of range, value must between 1 and 9223372036854775807"),
+            (&["k", "abc", "0", "abc", "foo"], GCRA_MUST_BE_POSITIVE),
+            (&["k", "1", "0", "abc", "foo"], GCRA_AT_LEAST_ONE),
         ];
         for (args, error) in cases {
             assert_error_writes_nothing(&mut c, &[&["GOBLIN.GCRA"][..], args].concat(), "k", error);
@@ -306,11 +305,11 @@ on_every_server! {
         c.call(&["RPUSH", "list", "x"]);
         assert_error_writes_nothing(&mut c, &["GOBLIN.GCRA", "list", "5", "1", "60"], "list", WRONGTYPE);
         // An argument error comes before the key's type.
-        assert_error_writes_nothing(&mut c, &["GOBLIN.GCRA", "list", "abc", "1", "60"], "list", "ERR value is out of range, must be positive");
+        assert_error_writes_nothing(&mut c, &["GOBLIN.GCRA", "list", "abc", "1", "60"], "list", GCRA_MUST_BE_POSITIVE);
         c.call(&["SET", "text", "hello"]);
-        assert_error_writes_nothing(&mut c, &["GOBLIN.GCRA", "text", "5", "1", "60"], "text", "ERR Invalid TaT value");
+        assert_error_writes_nothing(&mut c, &["GOBLIN.GCRA", "text", "5", "1", "60"], "text", GCRA_NOT_A_TAT);
         c.call(&["SET", "negative", "-5"]);
-        assert_error_writes_nothing(&mut c, &["GOBLIN.GCRA", "negative", "5", "1", "60"], "negative", "ERR Invalid negative TaT value");
+        assert_error_writes_nothing(&mut c, &["GOBLIN.GCRA", "negative", "5", "1", "60"], "negative", GCRA_NEGATIVE_TAT);
     }
 }
 

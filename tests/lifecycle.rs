@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-const UNLOAD_REFUSED: &str = "ERR Error unloading module: operation not possible.";
 
 /// A server without Goblin that accepts MODULE commands.
 fn bare_server(flavor: Flavor) -> Server {

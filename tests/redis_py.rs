@@ -107,7 +107,7 @@ print("digest", r.digest("lock:report"), r.delex("lock:report", ifdeq=r.digest("
         let out = python(&server, &script);
         assert!(out.contains("released True"), "{out}");
         assert!(out.contains("foreign token 0 b'theirs'"), "{out}");
-        let digest = String::from_utf8(goblin_core::delex::digest(b"theirs").to_vec()).expect("hex");
+        let digest = String::from_utf8(goblin_core::native::digest::digest(b"theirs").to_vec()).expect("hex");
         assert!(out.contains(&format!("digest b'{digest}' 1 0")), "{out}");
     }
 }

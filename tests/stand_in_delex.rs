@@ -57,7 +57,7 @@ fn digest_argument(rng: &mut Rng) -> Vec<u8> {
             } else {
                 rng.pick(STRINGS).to_vec()
             };
-            let digest = goblin_core::delex::digest(&value).to_vec();
+            let digest = goblin_core::native::digest::digest(&value).to_vec();
             if rng.below(2) == 0 {
                 digest.to_ascii_uppercase()
             } else {
@@ -108,7 +108,7 @@ fn delex_call(rng: &mut Rng, held: Option<&[u8]>) -> Vec<Vec<u8>> {
             let digest = name.to_ascii_uppercase().starts_with(b"IFD");
             let operand = match held {
                 Some(value) if digest && rng.below(2) == 0 => {
-                    goblin_core::delex::digest(value).to_vec()
+                    goblin_core::native::digest::digest(value).to_vec()
                 }
                 _ if digest => digest_argument(rng),
                 _ => operand(rng, held),

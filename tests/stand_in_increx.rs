@@ -412,7 +412,7 @@ on_every_server! {
         let pair = |a: i64, b: i64| Reply::Array(vec![Reply::Int(a), Reply::Int(b)]);
         if flavor.family() == Family::Redis {
             for args in [&["INCREX", "k", "NX"][..], &["INCREX", "k", "XX"], &["INCREX", "k", "BYINT", "2", "nx"]] {
-                assert_eq!(c.call(args), Reply::Error("ERR syntax error".into()), "{args:?}");
+                assert_eq!(c.call(args), Reply::Error(SYNTAX.into()), "{args:?}");
             }
             assert_eq!(c.call(&["EXISTS", "k"]), Reply::Int(0));
             return;
@@ -439,13 +439,13 @@ on_every_server! {
         );
         // One condition at most.
         for args in [&["INCREX", "k", "NX", "XX"][..], &["INCREX", "k", "XX", "XX"], &["INCREX", "k", "NX", "nx"]] {
-            assert_eq!(c.call(args), Reply::Error("ERR syntax error".into()), "{args:?}");
+            assert_eq!(c.call(args), Reply::Error(SYNTAX.into()), "{args:?}");
         }
         // The value is checked first: a skipped call still refuses what is not a number.
         c.call(&["SET", "s", "abc"]);
         assert_eq!(
             c.call(&["INCREX", "s", "NX"]),
-            Reply::Error("ERR value is not an integer or out of range".into())
+            Reply::Error(NOT_INTEGER.into())
         );
     }
 }

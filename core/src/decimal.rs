@@ -1,5 +1,6 @@
-//! Numbers as the decimal text that goes to replicas and the AOF, formatted on the stack: this
-//! runs on every write, where a heap string per number shows in the latency.
+//! Numbers as the server's decimal text: formatted on the stack for replicas and the AOF (this
+//! runs on every write, where a heap string per number shows in the latency), and stored
+//! integers read back exactly as INCR reads them.
 
 use std::fmt::{self, Write};
 
@@ -54,6 +55,43 @@ impl Write for Decimal {
         room.copy_from_slice(s.as_bytes());
         self.len = end;
         Ok(())
+    }
+}
+
+/// Reads a stored integer exactly as INCR does (the server's `string2ll`): an optional `-`,
+/// no `+`, no leading zeros, no spaces, at most 20 bytes, and within `i64`.
+pub fn parse_integer(bytes: &[u8]) -> Option<i64> {
+    // LONG_STR_SIZE in the server is 21: a longer string is never a number.
+    if bytes.is_empty() || bytes.len() >= 21 {
+        return None;
+    }
+    if bytes == b"0" {
+        return Some(0);
+    }
+    let (negative, digits) = match bytes.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, bytes),
+    };
+    match digits.first() {
+        Some(b'1'..=b'9') => {}
+        _ => return None,
+    }
+    let mut magnitude: u64 = 0;
+    for &byte in digits {
+        if !byte.is_ascii_digit() {
+            return None;
+        }
+        magnitude = magnitude
+            .checked_mul(10)?
+            .checked_add(u64::from(byte - b'0'))?;
+    }
+    if negative {
+        if magnitude > i64::MAX as u64 + 1 {
+            return None;
+        }
+        Some((magnitude as i64).wrapping_neg())
+    } else {
+        i64::try_from(magnitude).ok()
     }
 }
 
@@ -127,6 +165,41 @@ mod tests {
                 .take_while(|b| *b != b'e')
                 .filter(u8::is_ascii_digit);
             assert!(digits.count() <= 17 + 5, "{printed}");
+        }
+    }
+
+    #[test]
+    fn stored_values_parse_like_string2ll() {
+        let accepted: &[(&[u8], i64)] = &[
+            (b"0", 0),
+            (b"7", 7),
+            (b"-7", -7),
+            (b"9223372036854775807", i64::MAX),
+            (b"-9223372036854775808", i64::MIN),
+        ];
+        for (text, value) in accepted {
+            assert_eq!(parse_integer(text), Some(*value), "{text:?}");
+        }
+        let refused: &[&[u8]] = &[
+            b"",
+            b" 5",
+            b"5 ",
+            b"+5",
+            b"05",
+            b"-0",
+            b"-",
+            b"1.5",
+            b"1e3",
+            b"0x10",
+            b"abc",
+            b"9223372036854775808",
+            b"-9223372036854775809",
+            b"00000000000000000001",
+            b"99999999999999999999",
+            b"5\0",
+        ];
+        for text in refused {
+            assert_eq!(parse_integer(text), None, "{text:?}");
         }
     }
 }

@@ -4,6 +4,8 @@
 //! the next request. It runs over a `TatStore`: a string key in the module, `MemoryTat` in the
 //! unit tests and the fuzzer.
 
+use crate::decimal::{parse_integer, Decimal};
+
 /// The limits of one call, as parsed.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
@@ -24,11 +26,46 @@ impl Limits {
     }
 }
 
+/// A TAT as a key holds it: a plain string, the decimal text of the microseconds (an integer
+/// as INCR reads one), and an expiry at the TAT floored to the millisecond, when the bucket is
+/// full again. One place for both, so the key, its expiry and what replicas get agree.
+pub struct StoredTat {
+    pub text: Decimal,
+    /// Unix milliseconds.
+    pub expires_at_ms: i64,
+}
+
+/// How `tat` is stored.
+pub fn stored_tat(tat: i64) -> StoredTat {
+    StoredTat {
+        text: Decimal::integer(tat),
+        expires_at_ms: tat / 1000,
+    }
+}
+
+/// Why a string key holds no TAT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TatError {
+    /// Not an integer as INCR reads one.
+    NotATat,
+    /// A negative integer.
+    Negative,
+}
+
+/// The TAT a string key holds.
+pub fn read_tat(stored: &[u8]) -> Result<i64, TatError> {
+    match parse_integer(stored) {
+        None => Err(TatError::NotATat),
+        Some(tat) if tat < 0 => Err(TatError::Negative),
+        Some(tat) => Ok(tat),
+    }
+}
+
 /// Where the TAT lives.
 pub trait TatStore {
     /// The stored TAT, if the key has one.
     fn tat(&self) -> Option<i64>;
-    /// Stores `tat`, the key to expire at `tat / 1000` milliseconds (floor).
+    /// Stores `tat` as `stored_tat` says.
     fn store(&mut self, tat: i64);
 }
 
@@ -161,7 +198,7 @@ impl TatStore for MemoryTat {
 
     fn store(&mut self, tat: i64) {
         self.tat = Some(tat);
-        self.expires_at = Some(tat / 1000);
+        self.expires_at = Some(stored_tat(tat).expires_at_ms);
     }
 }
 
@@ -380,5 +417,22 @@ mod tests {
         assert_eq!(key.at(4_999), &stored);
         assert_eq!(key.at(5_000), &stored);
         assert_eq!(key.at(5_001), &MemoryTat::default());
+    }
+
+    #[test]
+    fn a_tat_is_stored_as_its_text_and_expires_at_its_millisecond() {
+        let stored = stored_tat(1_700_000_000_123_999);
+        assert_eq!(stored.text.as_bytes(), b"1700000000123999");
+        assert_eq!(stored.expires_at_ms, 1_700_000_000_123);
+        assert_eq!(read_tat(stored.text.as_bytes()), Ok(1_700_000_000_123_999));
+    }
+
+    #[test]
+    fn only_a_non_negative_integer_is_a_tat() {
+        assert_eq!(read_tat(b"0"), Ok(0));
+        assert_eq!(read_tat(b"-1"), Err(TatError::Negative));
+        for text in [&b"01"[..], b"+5", b"-0", b"1.5", b" 5", b"abc", b""] {
+            assert_eq!(read_tat(text), Err(TatError::NotATat), "{text:?}");
+        }
     }
 }

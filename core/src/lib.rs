@@ -1,12 +1,15 @@
-//! The pure engine of Goblin: what a counter and its TTL become, ZWINDOW's whole algorithm over
-//! a small sorted-set trait, when a key expires, and the exact decimal text of replicated
-//! numbers. No server here, and nothing of the wire (command names, error texts, reply codes):
-//! all of it is unit-tested and fuzzed without a server; the module crate adapts it.
+//! The pure engine of Goblin: one module per command, named after it, with the decisions it
+//! makes (what a counter and its TTL become, ZWINDOW's whole algorithm over a small sorted-set
+//! trait, GCRA's arithmetic over a TAT store), the native stand-ins' decisions under `native/`,
+//! and what the servers share: their decimal text, and how they match option names. No server here, and nothing of the wire (command names, error
+//! texts, reply codes): all of it is unit-tested and fuzzed without a server; the module crate
+//! adapts it.
+#![forbid(unsafe_code)]
 
-pub mod counter;
+pub mod clock;
 pub mod decimal;
-pub mod delex;
 pub mod gcra;
 pub mod increx;
-pub mod model;
-pub mod window;
+pub mod native;
+pub mod word;
+pub mod zwindow;

@@ -1,13 +1,10 @@
 //! One file per command, each in the shape of `crate::server::command::Command`: its spec, its
-//! arguments, its parser and `run`. `goblin_*.rs` are Goblin's own commands; the others are
-//! stand-ins for native commands of newer servers (`../shared/NATIVE.md`), registered only
-//! where the server lacks them.
+//! arguments, its parser and `run`. Goblin's own commands are here, named after the command
+//! (`zwindow.rs` is GOBLIN.ZWINDOW); the stand-ins for native commands of newer servers are in
+//! `native/`.
 
-pub mod delex;
-pub mod delifeq;
-pub mod digest;
-pub mod goblin_cad;
-pub mod goblin_gcra;
-pub mod goblin_increx;
-pub mod goblin_zwindow;
+pub mod cad;
+pub mod gcra;
 pub mod increx;
+pub mod native;
+pub mod zwindow;

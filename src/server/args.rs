@@ -4,6 +4,8 @@ use std::ffi::c_int;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
 
+use goblin_core::clock::Now;
+use goblin_core::word::Word;
 use redis_module::raw;
 
 use super::api::api;
@@ -86,27 +88,32 @@ impl<'call> Arg<'call> {
         parsed.then_some(value)
     }
 
+    /// A finite double, by the server's own parser, or the error ZADD gives for a bad score.
+    pub fn to_finite_f64(self) -> Result<f64, CommandError> {
+        self.to_f64()
+            .filter(|value| value.is_finite())
+            .ok_or(CommandError::NotFloat)
+    }
+
+    /// A time: `*` for the server's clock, or the caller's, a finite double. The one reader of
+    /// every command's `now`.
+    pub fn to_now(self) -> Result<Now, CommandError> {
+        if self.as_bytes() == b"*" {
+            Ok(Now::Server)
+        } else {
+            self.to_finite_f64().map(Now::Caller)
+        }
+    }
+
     /// Whether the argument names the option `token`, compared as the server compares option
-    /// names: ignoring ASCII case, and as a C string, so up to the first NUL byte.
+    /// names (see `goblin_core::word`).
     pub fn is(self, token: &str) -> bool {
         self.word().is(token)
     }
 
     /// The argument as an option name, read once for comparing against many tokens.
     pub fn word(self) -> Word<'call> {
-        let bytes = self.as_bytes();
-        Word(bytes.split(|&byte| byte == 0).next().unwrap_or(bytes))
-    }
-}
-
-/// An argument's text up to its first NUL byte: what the server compares option names by.
-#[derive(Clone, Copy)]
-pub struct Word<'call>(&'call [u8]);
-
-impl Word<'_> {
-    /// Whether this names the option `token`, ignoring ASCII case.
-    pub fn is(self, token: &str) -> bool {
-        self.0.eq_ignore_ascii_case(token.as_bytes())
+        Word::of(self.as_bytes())
     }
 }
 

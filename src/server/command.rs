@@ -96,7 +96,7 @@ pub struct ArgDoc {
     pub name: &'static CStr,
     pub kind: ArgKind,
     /// The keyword before the value (`BYINT`), or the whole argument for a pure token.
-    pub token: Option<&'static CStr>,
+    pub token: Option<&'static str>,
     pub summary: Option<&'static CStr>,
     pub optional: bool,
     pub multiple: bool,
@@ -146,7 +146,7 @@ impl ArgDoc {
         ArgDoc::new(name, ArgKind::UnixTime)
     }
     /// A keyword alone; `name` is its lower-case name, `token` the keyword.
-    pub const fn pure_token(name: &'static CStr, token: &'static CStr) -> ArgDoc {
+    pub const fn pure_token(name: &'static CStr, token: &'static str) -> ArgDoc {
         ArgDoc::new(name, ArgKind::PureToken).token(token)
     }
     /// One of `choices`.
@@ -158,7 +158,7 @@ impl ArgDoc {
     }
 
     /// Preceded by the keyword `token`.
-    pub const fn token(self, token: &'static CStr) -> ArgDoc {
+    pub const fn token(self, token: &'static str) -> ArgDoc {
         ArgDoc {
             token: Some(token),
             ..self

@@ -2,7 +2,7 @@
 //! (replication and the AOF, keyspace notifications, the modified-key signal).
 
 use std::ffi::{c_char, c_int, CStr};
-use std::ptr::NonNull;
+use std::ptr::{self, NonNull};
 
 use redis_module::raw;
 
@@ -10,6 +10,9 @@ use super::api::{api, optional_api};
 use super::host::host;
 use super::keys::Key;
 use super::Arg;
+
+/// The most arguments, the key included, that one replicated command may have.
+pub const MAX_REPLICATED_ARGS: usize = 16;
 
 /// Keyspace event classes used by Goblin's notifications.
 #[derive(Clone, Copy)]
@@ -66,50 +69,51 @@ impl Ctx {
 
     /// Appends one core command on `key` to the replication stream and the AOF (see
     /// `effects::Effect`). The server wraps all of one call's effects in MULTI/EXEC, so
-    /// replicas apply them atomically.
+    /// replicas apply them atomically. Any command of up to `MAX_REPLICATED_ARGS` arguments,
+    /// the key included, goes through this one path.
     ///
-    /// Every argument here costs an allocation in the server, so the key is passed as the
-    /// client's own argument object (shared by reference count, not copied).
+    /// The key is passed as the client's own argument object (shared by reference count, not
+    /// copied); each other argument becomes a string object, as the server's `b` format would
+    /// make it, freed once the server has taken its own reference.
     pub fn replicate(&self, command: &CStr, key: Arg<'_>, args: &[&[u8]]) {
-        let replicate = api!(RedisModule_Replicate);
-        let (ctx, cmd, key) = (self.raw(), command.as_ptr(), key.raw());
-        // An empty slice's pointer is dangling; the server reads 0 bytes from it, but hand it a
-        // real one anyway.
-        let b = |i: usize| match args[i] {
-            [] => (c"".as_ptr(), 0),
-            bytes => (bytes.as_ptr().cast::<c_char>(), bytes.len()),
-        };
-        // SAFETY: "s" takes a live RedisModuleString; each "b" a (pointer, length) pair that
-        // lives across the call. The server copies or retains everything before returning.
+        let count = args.len() + 1;
+        if count > MAX_REPLICATED_ARGS {
+            panic!("replicate takes at most {MAX_REPLICATED_ARGS} arguments, got {count}");
+        }
+        let ctx = self.raw();
+        let mut argv = [ptr::null_mut::<raw::RedisModuleString>(); MAX_REPLICATED_ARGS];
+        argv[0] = key.raw();
+        for (slot, bytes) in argv[1..].iter_mut().zip(args) {
+            // An empty slice's pointer is dangling; the server copies 0 bytes from it, but hand
+            // it a real one anyway.
+            let text = if bytes.is_empty() {
+                c"".as_ptr()
+            } else {
+                bytes.as_ptr().cast()
+            };
+            // SAFETY: a live context and a byte range that lives across the call; the server
+            // copies it.
+            *slot = unsafe { api!(RedisModule_CreateString)(ctx, text, bytes.len()) };
+        }
+        // `s` for each argument: the server reads exactly `count` of the slots.
+        let mut format = [b's'; MAX_REPLICATED_ARGS + 1];
+        format[count] = 0;
+        let a = &argv;
+        // SAFETY: the format names `count` live string objects, the first `count` slots; the
+        // slots after them are passed and never read (a variadic function may leave arguments
+        // unread). The server takes its own references before returning.
+        #[rustfmt::skip]
         let status = unsafe {
-            match args.len() {
-                0 => replicate(ctx, cmd, c"s".as_ptr(), key),
-                1 => replicate(ctx, cmd, c"sb".as_ptr(), key, b(0).0, b(0).1),
-                2 => replicate(
-                    ctx,
-                    cmd,
-                    c"sbb".as_ptr(),
-                    key,
-                    b(0).0,
-                    b(0).1,
-                    b(1).0,
-                    b(1).1,
-                ),
-                3 => replicate(
-                    ctx,
-                    cmd,
-                    c"sbbb".as_ptr(),
-                    key,
-                    b(0).0,
-                    b(0).1,
-                    b(1).0,
-                    b(1).1,
-                    b(2).0,
-                    b(2).1,
-                ),
-                n => panic!("replicate takes a key and 0 to 3 arguments, got {n}"),
-            }
+            api!(RedisModule_Replicate)(
+                ctx, command.as_ptr(), format.as_ptr().cast::<c_char>(),
+                a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
+                a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15],
+            )
         };
+        for &created in &argv[1..count] {
+            // SAFETY: each was created above, and is released exactly once.
+            unsafe { api!(RedisModule_FreeString)(ctx, created) };
+        }
         if status != raw::REDISMODULE_OK as c_int {
             panic!("the server refused to replicate {command:?}");
         }

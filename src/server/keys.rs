@@ -102,17 +102,17 @@ impl<'call> Key<'call> {
 
     /// Deletes the key as the server's DEL of one key does internally (freed in the background
     /// if `lazyfree-lazy-server-del` says so); the handle then reads as empty.
-    pub fn delete_now(&mut self) {
+    pub fn delete(&mut self) {
         // SAFETY: an open write-mode key.
         unsafe {
             api!(RedisModule_DeleteKey)(self.raw());
         }
     }
 
-    /// Deletes the key; the handle then reads as empty. Unlinked: a large value (a window
-    /// deleted by `window <= 0`) is freed in the background where the server can, instead of
-    /// blocking this call.
-    pub fn delete(&mut self) {
+    /// Unlinks the key: it is gone at once, and a large value (a window deleted by
+    /// `window <= 0`) is freed in the background where the server can, instead of blocking this
+    /// call. The handle then reads as empty.
+    pub fn unlink(&mut self) {
         // SAFETY: an open write-mode key.
         unsafe {
             api!(RedisModule_UnlinkKey)(self.raw());

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::ffi::c_int;
 
-use goblin_core::increx::Amount;
+use goblin_core::native::increx::Amount;
 use redis_module::raw;
 
 use super::api::api;

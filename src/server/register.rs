@@ -74,12 +74,16 @@ fn arg_type(kind: ArgKind) -> raw::RedisModuleCommandArgType {
     }
 }
 
+/// What the server's argument arrays point into, kept alive until it has copied them.
+#[derive(Default)]
+struct Arena {
+    arrays: Vec<Vec<raw::RedisModuleCommandArg>>,
+    tokens: Vec<CString>,
+}
+
 /// The server's argument array for `docs` (zero-terminated), with the arrays of their
-/// children kept alive in `arena` until the server has copied them.
-fn raw_args(
-    docs: &[ArgDoc],
-    arena: &mut Vec<Vec<raw::RedisModuleCommandArg>>,
-) -> *mut raw::RedisModuleCommandArg {
+/// children and the C text of their tokens kept alive in `arena`.
+fn raw_args(docs: &[ArgDoc], arena: &mut Arena) -> *mut raw::RedisModuleCommandArg {
     let mut args: Vec<raw::RedisModuleCommandArg> = docs
         .iter()
         .map(|doc| {
@@ -87,7 +91,15 @@ fn raw_args(
             arg.name = doc.name.as_ptr();
             arg.type_ = arg_type(doc.kind);
             arg.key_spec_index = if doc.kind == ArgKind::Key { 0 } else { -1 };
-            arg.token = doc.token.map_or(ptr::null(), CStr::as_ptr);
+            arg.token = match doc.token.map(CString::new) {
+                Some(Ok(token)) => {
+                    let text = token.as_ptr();
+                    arena.tokens.push(token);
+                    text
+                }
+                // A token holding a NUL is a bug in a Spec; its docs then show no token.
+                Some(Err(_)) | None => ptr::null(),
+            };
             arg.summary = doc.summary.map_or(ptr::null(), CStr::as_ptr);
             let mut flags = 0;
             if doc.optional {
@@ -108,7 +120,7 @@ fn raw_args(
         .collect();
     args.push(zeroed());
     let array = args.as_mut_ptr();
-    arena.push(args);
+    arena.arrays.push(args);
     array
 }
 
@@ -135,7 +147,7 @@ fn set_docs(context: &LoadCtx, command: *mut raw::RedisModuleCommand, spec: &Spe
         limit: 0,
     };
     let mut key_specs = vec![key_spec, zeroed()];
-    let mut arena = Vec::new();
+    let mut arena = Arena::default();
     let args = raw_args(spec.args, &mut arena);
     let info = raw::RedisModuleCommandInfo {
         version: &version,

@@ -4,7 +4,7 @@
 use std::ffi::c_int;
 use std::ptr;
 
-use goblin_core::window::{SortedWindow, Zadded};
+use goblin_core::zwindow::{SortedWindow, Zadded};
 use redis_module::raw;
 
 use super::api::api;

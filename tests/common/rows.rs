@@ -555,20 +555,6 @@ pub const CAD_ROWS: &[Row] = &[
     },
 ];
 
-/// GOBLIN.GCRA's error texts: Redis's GCRA's, word for word (the arity error names Goblin's
-/// command), and two of Goblin's own for a string that is not a TAT.
-pub const GCRA_ARITY: &str = "ERR wrong number of arguments for 'goblin.gcra' command";
-pub const GCRA_MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
-pub const GCRA_AT_LEAST_ONE: &str =
-    "ERR value is out of range, value must between 1 and 9223372036854775807";
-pub const GCRA_PERIOD_RANGE: &str = "ERR period must be > 0 and < 1e12";
-pub const GCRA_MISSING_TOKENS: &str = "ERR Missing TOKENS value";
-pub const GCRA_SYNTAX: &str = "ERR syntax error";
-pub const GCRA_NOT_A_TAT: &str = "ERR Invalid TaT value";
-pub const GCRA_NEGATIVE_TAT: &str = "ERR Invalid negative TaT value";
-pub const GCRA_TOKENS_OVERFLOW: &str = "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and TOKENS would cause an overflow";
-pub const GCRA_BURST_OVERFLOW: &str = "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and max_burst would cause an overflow";
-
 /// A bucket already in use, for the cases that must leave it as it is: `5 1 60`, one token
 /// taken (60 s of TAT ahead of the clock).
 const IN_USE: &[&[&str]] = &[&["GOBLIN.GCRA", "{}", "5", "1", "60"]];
@@ -933,14 +919,14 @@ pub const GCRA_ROWS: &[Row] = &[
                 setup: IN_USE,
                 call: &["GOBLIN.GCRA", "{}", "5", "1", "60", "{v}"],
                 each: &["foo", "1", "TOKEN", "COST"],
-                reply: Error(GCRA_SYNTAX),
+                reply: Error(SYNTAX),
                 effect: Nothing,
             },
             Case {
                 setup: IN_USE,
                 call: &["GOBLIN.GCRA", "{}", "5", "1", "60", "{v}", "2"],
                 each: &["COST", "TOKEN", "TOKENSS", "1"],
-                reply: Error(GCRA_SYNTAX),
+                reply: Error(SYNTAX),
                 effect: Nothing,
             },
         ],

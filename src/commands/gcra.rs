@@ -11,10 +11,10 @@
 //! `GCRASETVALUE`; a string that is not a TAT is an error. The algorithm is
 //! `goblin_core::gcra`.
 
-use goblin_core::counter::parse_stored;
-use goblin_core::gcra::{throttle, GcraOverflow, Limits};
+use goblin_core::gcra::{read_tat, throttle, Limits};
 
 use crate::effects::TatKey;
+use crate::error::gcra::{AT_LEAST_ONE, MISSING_TOKENS, MUST_BE_POSITIVE, PERIOD_RANGE};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::server::stats::{CommandStats, Counter};
@@ -30,22 +30,6 @@ pub struct GcraArgs<'call> {
     key: Arg<'call>,
     limits: Limits,
 }
-
-const MUST_BE_POSITIVE: CommandError =
-    CommandError::Message("ERR value is out of range, must be positive");
-const AT_LEAST_ONE: CommandError = CommandError::Message(
-    "ERR value is out of range, value must between 1 and 9223372036854775807",
-);
-const PERIOD_RANGE: CommandError = CommandError::Message("ERR period must be > 0 and < 1e12");
-const MISSING_TOKENS: CommandError = CommandError::Message("ERR Missing TOKENS value");
-const NOT_A_TAT: CommandError = CommandError::Message("ERR Invalid TaT value");
-const NEGATIVE_TAT: CommandError = CommandError::Message("ERR Invalid negative TaT value");
-const TOKENS_OVERFLOW: CommandError = CommandError::Message(
-    "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and TOKENS would cause an overflow",
-);
-const BURST_OVERFLOW: CommandError = CommandError::Message(
-    "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and max_burst would cause an overflow",
-);
 
 /// An integer of at least 1.
 fn positive(arg: Arg<'_>) -> Result<i64, CommandError> {
@@ -70,7 +54,7 @@ impl Command for GoblinGcra {
             ArgDoc::integer(c"max-burst"),
             ArgDoc::integer(c"tokens-per-period"),
             ArgDoc::double(c"period"),
-            ArgDoc::integer(c"count").token(c"TOKENS").optional(),
+            ArgDoc::integer(c"count").token("TOKENS").optional(),
         ],
         stats: &STATS,
         info_name: "gcra",
@@ -121,23 +105,13 @@ impl Command for GoblinGcra {
         let mut key = ctx.open_key(args.key);
         let tat = match key.kind() {
             KeyKind::Empty => None,
-            KeyKind::String => {
-                let tat = key.string().and_then(parse_stored).ok_or(NOT_A_TAT)?;
-                if tat < 0 {
-                    return Err(NEGATIVE_TAT);
-                }
-                Some(tat)
-            }
+            KeyKind::String => Some(read_tat(key.string().unwrap_or_default())?),
             KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
         };
         // The server's command-time snapshot: a whole millisecond.
         let now = ctx.now_ms().saturating_mul(1000);
         let mut store = TatKey::new(ctx, &mut key, tat);
-        let throttled =
-            throttle(&mut store, &args.limits, now).map_err(|overflow| match overflow {
-                GcraOverflow::Tokens => TOKENS_OVERFLOW,
-                GcraOverflow::Burst => BURST_OVERFLOW,
-            })?;
+        let throttled = throttle(&mut store, &args.limits, now)?;
         if throttled.limited {
             LIMITED.add(1);
         } else {

@@ -1,7 +1,8 @@
 //! GOBLIN.INCREX's pure core: the stored-value parser and the counter plan, on any input.
 #![no_main]
 
-use goblin_core::counter::{parse_stored, plan, CounterError, CounterTtl};
+use goblin_core::decimal::parse_integer;
+use goblin_core::increx::{plan, CounterError, CounterTtl};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -11,7 +12,7 @@ fuzz_target!(|data: &[u8]| {
         .ok()
         .and_then(|s| s.parse::<i64>().ok())
         .filter(|v| v.to_string().as_bytes() == data);
-    assert_eq!(parse_stored(data), canonical, "{data:?}");
+    assert_eq!(parse_integer(data), canonical, "{data:?}");
 
     if data.len() < 17 {
         return;

@@ -1,12 +1,13 @@
 //! GOBLIN.ZWINDOW key now window limit member: a sliding-window log in a sorted set. Evict what
 //! left the window, refresh a holder or admit a newcomer if there is room, re-arm the TTL. The
-//! algorithm is `goblin_core::window`, run on the key's sorted set.
+//! algorithm is `goblin_core::zwindow`, run on the key's sorted set.
 //!
 //! `now` may be `*`: the server's clock, in seconds with millisecond precision, from the same
 //! command-time snapshot its TTLs count from. Leases shared by many machines then do not depend
 //! on their clocks agreeing; replicas and the AOF get the resolved time, never `*`.
 
-use goblin_core::window::{self, Admission};
+use goblin_core::clock::Now;
+use goblin_core::zwindow::{self, Admission};
 
 use crate::effects;
 use crate::error::CommandError;
@@ -26,28 +27,12 @@ static EVICTED: Counter = Counter::new();
 /// Calls that took `now` from the server's clock (`*`).
 static SERVER_CLOCK: Counter = Counter::new();
 
-/// Where `now` comes from.
-#[derive(Clone, Copy)]
-enum Now {
-    /// The caller's time, in its unit.
-    Caller(f64),
-    /// `*`: the server's clock, in seconds.
-    Server,
-}
-
 pub struct ZwindowArgs<'call> {
     key: Arg<'call>,
     now: Now,
     window: f64,
     limit: i64,
     member: Arg<'call>,
-}
-
-/// A finite double, or the error ZADD gives for a bad score.
-fn finite(arg: Arg<'_>) -> Result<f64, CommandError> {
-    arg.to_f64()
-        .filter(|value| value.is_finite())
-        .ok_or(CommandError::NotFloat)
 }
 
 impl Command for GoblinZwindow {
@@ -65,7 +50,7 @@ impl Command for GoblinZwindow {
                 c"now",
                 &[
                     ArgDoc::double(c"timestamp"),
-                    ArgDoc::pure_token(c"server-time", c"*"),
+                    ArgDoc::pure_token(c"server-time", "*"),
                 ],
             ),
             ArgDoc::double(c"window"),
@@ -97,12 +82,8 @@ impl Command for GoblinZwindow {
         args.finish()?;
         Ok(ZwindowArgs {
             key,
-            now: if now.as_bytes() == b"*" {
-                Now::Server
-            } else {
-                Now::Caller(finite(now)?)
-            },
-            window: finite(window)?,
+            now: now.to_now()?,
+            window: window.to_finite_f64()?,
             limit: limit.to_i64().ok_or(CommandError::NotInteger)?,
             member,
         })
@@ -116,20 +97,17 @@ impl Command for GoblinZwindow {
         // One reading of the clock for the expiry and for `*`: the same instant.
         let now_ms = ctx.now_ms();
         // Computed before the first write, so an invalid expiry leaves the key untouched.
-        let expiry = window::expiry(args.window, now_ms)?;
-        let now = match args.now {
-            Now::Caller(now) => now,
-            Now::Server => {
-                SERVER_CLOCK.add(1);
-                window::seconds_of(now_ms)
-            }
-        };
+        let expiry = zwindow::expiry(args.window, now_ms)?;
+        if args.now == Now::Server {
+            SERVER_CLOCK.add(1);
+        }
+        let now = args.now.resolve(now_ms);
 
-        let cutoff = window::cutoff(now, args.window);
-        let eviction = window::evict(&mut key, cutoff);
+        let cutoff = zwindow::cutoff(now, args.window);
+        let eviction = zwindow::evict(&mut key, cutoff);
         EVICTED.add(eviction.count as u64);
         effects::evicted(ctx, &key, &eviction);
-        let admission = window::admit(&mut key, &eviction, cutoff, args.limit, now, &args.member);
+        let admission = zwindow::admit(&mut key, &eviction, cutoff, args.limit, now, &args.member);
         match admission {
             Admission::Admitted(_) => ADMITTED.add(1),
             Admission::Refreshed(_) => REFRESHED.add(1),

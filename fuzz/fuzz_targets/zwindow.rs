@@ -4,8 +4,8 @@
 //! expiry and the decision on any doubles.
 #![no_main]
 
-use goblin_core::model::ModelWindow;
-use goblin_core::window::{
+use goblin_core::zwindow::model::ModelWindow;
+use goblin_core::zwindow::{
     admit, cutoff, decide, evict, expiry, Admission, ExpireOverflow, SortedWindow, Verdict,
     WindowExpiry, EVICTION_BUDGET,
 };

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use crate::window::{SortedWindow, Zadded};
+use super::{SortedWindow, Zadded};
 
 /// A score with a total order, so it can key a `BTreeSet`. Scores here are never NaN.
 #[derive(Debug, Clone, Copy, PartialEq)]

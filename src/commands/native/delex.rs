@@ -7,12 +7,12 @@
 //! Without a condition it deletes a key of any type, as DEL does. With one, the key must be a
 //! string, and the checks come in Redis's order: the argument count, then the key (a missing
 //! one is 0 before anything else is looked at), its type, the condition's name, a digest's
-//! length. The conditions are `goblin_core::delex`.
+//! length. The conditions are `goblin_core::native::delex`.
 
-use goblin_core::delex::{Condition, ConditionError};
+use goblin_core::native::delex::{Condition, ConditionKind};
 
 use crate::effects::{self, Deletion};
-use crate::error::CommandError;
+use crate::error::{delex::NOT_A_STRING, CommandError};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
@@ -31,16 +31,27 @@ pub struct DelexArgs<'call> {
 /// value, so RW; without one the key is only removed, RM. Any condition name after the key
 /// counts, wherever it stands.
 fn key_access(argv: &[Arg<'_>]) -> KeyAccess {
-    let conditional = argv.iter().skip(2).any(|arg| {
-        ["IFEQ", "IFNE", "IFDEQ", "IFDNE"]
-            .iter()
-            .any(|name| arg.is(name))
-    });
+    let conditional = argv
+        .iter()
+        .skip(2)
+        .any(|arg| ConditionKind::named(arg.word()).is_some());
     if conditional {
         KeyAccess::CompareDelete
     } else {
         KeyAccess::Remove
     }
+}
+
+/// The conditions in `COMMAND DOCS`, one per `ConditionKind`, in its order.
+const CONDITIONS: [ArgDoc; 4] = [
+    condition_doc(ConditionKind::IfEq, c"ifeq-value"),
+    condition_doc(ConditionKind::IfNe, c"ifne-value"),
+    condition_doc(ConditionKind::IfDeq, c"ifdeq-digest"),
+    condition_doc(ConditionKind::IfDne, c"ifdne-digest"),
+];
+
+const fn condition_doc(kind: ConditionKind, name: &'static std::ffi::CStr) -> ArgDoc {
+    ArgDoc::string(name).token(kind.token())
 }
 
 impl Command for Delex {
@@ -55,16 +66,7 @@ impl Command for Delex {
         key: KeyAccess::PerCall(key_access),
         args: &[
             ArgDoc::key(c"key"),
-            ArgDoc::one_of(
-                c"condition",
-                &[
-                    ArgDoc::string(c"ifeq-value").token(c"IFEQ"),
-                    ArgDoc::string(c"ifne-value").token(c"IFNE"),
-                    ArgDoc::string(c"ifdeq-digest").token(c"IFDEQ"),
-                    ArgDoc::string(c"ifdne-digest").token(c"IFDNE"),
-                ],
-            )
-            .optional(),
+            ArgDoc::one_of(c"condition", &CONDITIONS).optional(),
         ],
         stats: &STATS,
         info_name: "stand_in_delex",
@@ -98,17 +100,8 @@ impl Command for Delex {
         let Some(key) = ctx.read_key(args.key) else {
             return Ok(Reply::Int(0));
         };
-        let Some(value) = key.string() else {
-            return Err(CommandError::Message(
-                "ERR Key should be of string type if conditions are specified",
-            ));
-        };
-        let condition = Condition::parse(name.as_bytes(), operand.as_bytes()).map_err(|error| {
-            CommandError::Message(match error {
-                ConditionError::Unknown => "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE",
-                ConditionError::DigestLength => "ERR must be exactly 16 hexadecimal characters",
-            })
-        })?;
+        let value = key.string().ok_or(NOT_A_STRING)?;
+        let condition = Condition::parse(name.word(), operand.as_bytes())?;
         if !condition.holds_for(value) {
             return Ok(Reply::Int(0));
         }
@@ -116,5 +109,36 @@ impl Command for Delex {
         let mut key = ctx.open_key(args.key);
         effects::deleted(ctx, &mut key, Deletion::AsTheServer);
         Ok(Reply::Int(1))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_docs_list_every_condition_in_order_named_after_its_token() {
+        let docs: Vec<(&str, String)> = CONDITIONS
+            .iter()
+            .map(|doc| {
+                (
+                    doc.token.unwrap_or(""),
+                    doc.name.to_string_lossy().into_owned(),
+                )
+            })
+            .collect();
+        let expected: Vec<(&str, String)> = ConditionKind::ALL
+            .iter()
+            .map(|kind| {
+                let operand = if kind.takes_digest() {
+                    "digest"
+                } else {
+                    "value"
+                };
+                let name = format!("{}-{operand}", kind.token().to_lowercase());
+                (kind.token(), name)
+            })
+            .collect();
+        assert_eq!(docs, expected);
     }
 }

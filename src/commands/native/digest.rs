@@ -4,7 +4,7 @@
 //! DIGEST key    -> the XXH3-64 digest of the string value, as 16 lower-case hex digits, or null
 //! ```
 
-use goblin_core::delex::digest;
+use goblin_core::native::digest::digest;
 
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};

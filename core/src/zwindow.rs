@@ -1,7 +1,9 @@
 //! GOBLIN.ZWINDOW's algorithm, whole: where the window starts, which members leave it and how
 //! many in one call, who gets a slot, and when the key expires. It runs over a `SortedWindow`,
 //! the few sorted-set operations it needs: the server's sorted set in the module, a `BTreeMap`
-//! model (`crate::model`) in the unit tests and the fuzzer.
+//! model (`model.rs`) in the unit tests and the fuzzer.
+
+pub mod model;
 
 /// The sorted-set operations the algorithm needs.
 pub trait SortedWindow {
@@ -35,12 +37,6 @@ pub enum Zadded {
     Moved,
     /// An existing member, already at that score.
     Unchanged,
-}
-
-/// The server's clock as a `now` in seconds, with millisecond precision: one correctly rounded
-/// division of the whole milliseconds, so a script computing `(ms) / 1000` gets the same double.
-pub fn seconds_of(now_ms: i64) -> f64 {
-    now_ms as f64 / 1000.0
 }
 
 /// Members scored at or below the cutoff have left the window. Inclusive, and open to
@@ -209,16 +205,10 @@ pub fn expiry(window: f64, now_ms: i64) -> Result<WindowExpiry, ExpireOverflow> 
 
 #[cfg(test)]
 mod tests {
+    use super::model::ModelWindow;
     use super::*;
-    use crate::model::ModelWindow;
 
     const NOW_MS: i64 = 1_700_000_000_000;
-
-    #[test]
-    fn the_server_clock_in_seconds() {
-        assert_eq!(seconds_of(1_796_027_275_379), 1_796_027_275.379);
-        assert_eq!(seconds_of(0), 0.0);
-    }
 
     #[test]
     fn cutoff_is_now_minus_window() {
