@@ -162,7 +162,8 @@ command -v debuerreotype-init >/dev/null || missing+=(debuerreotype)
 command -v debootstrap >/dev/null || missing+=(debootstrap)
 if [ ${#missing[@]} -gt 0 ]; then
     say "installing ${missing[*]} with apt-get (no service may start: policy-rc.d exits 101)"
-    daemons_before=$(pgrep -x 'dockerd|containerd' || true)
+    daemons() { pgrep -x dockerd || true; pgrep -x containerd || true; }
+    daemons_before=$(daemons)
     if [ -e "$POLICY" ] || [ -L "$POLICY" ]; then cp -a "$POLICY" "$STATE/policy-rc.d.saved"; fi
     POLICY_PLACED=1
     printf '#!/bin/sh\n# Placed by Goblin'"'"'s make image-test while apt runs: start no service.\nexit 101\n' >"$POLICY"
@@ -174,7 +175,7 @@ if [ ${#missing[@]} -gt 0 ]; then
         die "apt-get install ${missing[*]} failed (the whole log: $STATE/apt.log)"
     }
     restore_policy
-    [ "$(pgrep -x 'dockerd|containerd' || true)" = "$daemons_before" ] \
+    [ "$(daemons)" = "$daemons_before" ] \
         || die "a dockerd or containerd started while apt installed ${missing[*]}"
     took "installing ${missing[*]}"
 fi
@@ -215,7 +216,7 @@ say "Debian $SUITE from $DEBIAN_MIRROR and $DEBIAN_SECURITY_MIRROR"
 # --- the private daemon ------------------------------------------------------------------------
 # Its data (images, volumes, build cache) persist in $STATE/docker. Its exec-root holds unix
 # sockets, whose paths must stay under 108 bytes, so it lives in a short temporary folder.
-EXEC_ROOT=$(mktemp -d /tmp/goblin-docker.XXXXXX)
+EXEC_ROOT=$(mktemp -d -t goblin-docker.XXXXXX)
 export DOCKER_HOST=unix://$EXEC_ROOT/docker.sock
 export DOCKER_CONFIG=$STATE/client
 mkdir -p "$DOCKER_CONFIG" "$STATE/docker"
@@ -245,7 +246,7 @@ if ! start_daemon "$driver"; then
     tail -5 "$STATE/dockerd.log" >&2
     [ "$driver" = overlay2 ] || die "dockerd did not start (log: $STATE/dockerd.log)"
     stop_daemon
-    EXEC_ROOT=$(mktemp -d /tmp/goblin-docker.XXXXXX)
+    EXEC_ROOT=$(mktemp -d -t goblin-docker.XXXXXX)
     export DOCKER_HOST=unix://$EXEC_ROOT/docker.sock
     say "dockerd did not start with overlay2; trying vfs (slower, and it takes far more disk)"
     driver=vfs
@@ -410,6 +411,8 @@ build_flags=(--network host -f docker/Dockerfile)
     die "docker build -f docker/Dockerfile failed"
 }
 [ -z "$stage" ] || "$DOCKER" image prune -f >/dev/null
+size() { "$DOCKER" image inspect -f '{{.Size}}' "$1" | awk '{ printf "%.1f MB", $1 / 1e6 }'; }
+say "$IMAGE: $(size "$IMAGE") (its base $VALKEY_TAG: $(size "$VALKEY_TAG"))"
 took "docker build -f docker/Dockerfile"
 
 FAILED=0
