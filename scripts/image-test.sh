@@ -117,7 +117,16 @@ stop_dockerd() {
     say "dockerd (pid $DOCKERD_PID) has exited${CONTAINERD_PID:+, and its containerd (pid $CONTAINERD_PID)}"
     DOCKERD_PID=
     CONTAINERD_PID=
+    # What dockerd 20.10 and containerd 1.6 create at fixed paths, whatever their flags say:
+    # the daemon's identity key, the plugin folder, the shims' socket folder. Removed if this
+    # run created them (folders only if empty).
+    local path
+    for path in "${NEW_FIXED_PATHS[@]}"; do
+        if [ -d "$path" ]; then rmdir "$path" 2>/dev/null || true; else rm -f "$path"; fi
+    done
 }
+FIXED_PATHS=(/etc/docker/key.json /etc/docker /run/docker/plugins /run/docker /run/containerd/s /run/containerd)
+NEW_FIXED_PATHS=()
 cleanup() {
     local status=$?
     set +e
@@ -221,6 +230,9 @@ export DOCKER_HOST=unix://$EXEC_ROOT/docker.sock
 export DOCKER_CONFIG=$STATE/client
 mkdir -p "$DOCKER_CONFIG" "$STATE/docker"
 echo '{}' >"$STATE/daemon.json" # so that no /etc/docker/daemon.json applies
+for path in "${FIXED_PATHS[@]}"; do
+    [ -e "$path" ] || NEW_FIXED_PATHS+=("$path")
+done
 start_daemon() {
     dockerd --config-file "$STATE/daemon.json" \
         --data-root "$STATE/docker" --exec-root "$EXEC_ROOT" \
