@@ -6,6 +6,8 @@
 #   make lint     rustfmt and clippy, warnings as errors
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
 #   make bench    the benchmark: bench/results/latest.md and latest.png
+#   make image-test  build docker/Dockerfile on a private Docker daemon and check the image
+#                 from inside a container (root; docs/container.md)
 
 SERVER ?= valkey91
 PORT ?= 6379
@@ -49,6 +51,12 @@ fuzz:
 
 bench: build
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
+
+# docker/Dockerfile, unmodified, built on local stand-ins of its base images and run with no
+# network; installs docker.io and debuerreotype if missing (docs/container.md).
+.PHONY: image-test
+image-test:
+	bash scripts/image-test.sh
 
 lint: deps
 	cargo fmt --all -- --check
