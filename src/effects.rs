@@ -347,3 +347,26 @@ pub fn release_member(ctx: &Ctx, key: &mut Key<'_>, member: Arg<'_>) -> bool {
     ctx.signal_modified(name);
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The contract lists the core commands the effects use: the same list as the one the load
+    /// check takes, in the same order.
+    #[test]
+    fn the_documented_core_commands_are_the_ones_checked_at_load() {
+        let contract = include_str!("../docs/contract.md");
+        let sentence = contract
+            .split("The core commands the effects use are ")
+            .nth(1)
+            .and_then(|rest| rest.split('.').next())
+            .expect("docs/contract.md names the core commands");
+        let documented: Vec<&str> = sentence.split('`').skip(1).step_by(2).collect();
+        let names: Vec<&str> = CoreCommand::NAMES
+            .iter()
+            .map(|name| name.to_str().expect("ASCII"))
+            .collect();
+        assert_eq!(documented, names);
+    }
+}

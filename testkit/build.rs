@@ -36,7 +36,11 @@ fn main() {
                 .unwrap();
             }
             "reference" => {
-                writeln!(references, "    ({name:?}, {label:?}, {env:?}, {binary:?}),").unwrap();
+                writeln!(
+                    references,
+                    "    ({name:?}, {label:?}, {env:?}, {binary:?}),"
+                )
+                .unwrap();
             }
             other => panic!("scripts/servers.list:{}: role {other:?}", number + 1),
         }

@@ -1,15 +1,15 @@
-//! GOBLIN.CAD: every row of the README's table (common/rows.rs), and whole lock and semaphore
+//! GOBLIN.CAD: every row of its page's table (common/rows/), and whole lock and semaphore
 //! lifecycles.
 
 mod common;
 use common::*;
 
 on_every_server! {
-    /// Every row of the README's table, each with its setup, reply and effect.
-    fn every_row_of_the_readme_table(flavor: Flavor) {
+    /// Every row of its page's table, each with its setup, reply and effect.
+    fn every_row_of_the_page_table(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        run_table(&mut c, "cad", CAD_ROWS);
+        run_table(&mut c, "cad", GOBLIN_CAD_ROWS);
     }
 }
 
@@ -56,8 +56,8 @@ on_every_server! {
         for key in ["h", "l", "s"] {
             assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", key, "x"], key, WRONGTYPE);
         }
-        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k"], "k", CAD_ARITY);
-        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k", "v", "w"], "k", CAD_ARITY);
+        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k"], "k", GOBLIN_CAD_ARITY);
+        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k", "v", "w"], "k", GOBLIN_CAD_ARITY);
     }
 }
 

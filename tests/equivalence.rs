@@ -1,4 +1,4 @@
-//! The native commands against the seeds' Lua idioms, side by side on the same server, call for
+//! The native commands against the documented Lua idioms, side by side on the same server, call for
 //! call, on generated sequences; and ZWINDOW's lease semantics against a tiny model.
 
 mod common;
@@ -246,7 +246,8 @@ on_every_server! {
     }
 }
 
-/// SPEC's ZWINDOW, written as plainly as possible, to check the module against.
+/// ZWINDOW's contract (docs/commands/goblin.zwindow.md), written as plainly as possible, to
+/// check the module against.
 #[derive(Default)]
 struct LeaseModel {
     sets: HashMap<String, Vec<(String, f64)>>,

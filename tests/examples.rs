@@ -58,10 +58,10 @@ fn semaphore_survives_a_crashed_holder() {
     run_example("semaphore", "healed itself");
 }
 
-/// The README's redis-py snippet, run as written (only the port is the test server's), with
-/// the pinned redis-py that scripts/servers.sh installs into .servers/venv.
+/// The redis-py snippet of docs/python.md, run as written (only the port is the test server's),
+/// with the pinned redis-py that scripts/servers.sh installs into .servers/venv.
 #[test]
-fn the_readme_python_snippet_runs() {
+fn the_python_doc_snippet_runs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let python = root.join(".servers/venv/bin/python");
     assert!(
@@ -69,16 +69,7 @@ fn the_readme_python_snippet_runs() {
         "no {} (run `make test`, which runs scripts/servers.sh)",
         python.display()
     );
-    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
-    let after = readme
-        .split("From Python, with redis-py")
-        .nth(1)
-        .expect("the Python section");
-    let snippet = after
-        .split("```python\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("a python code block");
+    let snippet = doc_snippet("docs/python.md", "## Raw commands with redis-py", "python");
     let server = Server::start(Flavor::Valkey91);
     assert!(
         snippet.contains("redis.Redis()"),

@@ -1,4 +1,4 @@
-//! GOBLIN.GCRA: every row of the README's table (common/rows.rs), on every server, and on
+//! GOBLIN.GCRA: every row of its page's table (common/rows/), on every server, and on
 //! Redis's GCRA too where Goblin does not differ on purpose; against the GCRA command Redis
 //! wrote (Redis 8.10.2 built with it compiled back in), call for call; the cases of Redis's own
 //! (disabled) `tests/unit/gcra.tcl`, in our words; its deliberate differences (a string value,
@@ -27,11 +27,11 @@ fn reference() -> Server {
 }
 
 on_every_server! {
-    /// Every row of the README's table, each with its setup, reply and effect.
-    fn every_row_of_the_readme_table(flavor: Flavor) {
+    /// Every row of its page's table, each with its setup, reply and effect.
+    fn every_row_of_the_page_table(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        run_table(&mut c, "gcra", GCRA_ROWS);
+        run_table(&mut c, "gcra", GOBLIN_GCRA_ROWS);
     }
 }
 
@@ -43,7 +43,7 @@ on_every_server! {
         let dir = TempDir::new("gcra-table-aof");
         let server = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).start();
         let mut c = server.conn();
-        run_table(&mut c, "t", GCRA_ROWS);
+        run_table(&mut c, "t", GOBLIN_GCRA_ROWS);
         let aof = aof_text(&dir.0);
         assert!(!aof.to_ascii_lowercase().contains("gcra"), "the AOF names GCRA");
         let commands = aof_commands(&aof);
@@ -73,7 +73,7 @@ fn differs_from_redis(case: &Case) -> bool {
 /// The table's replies and effects are Redis's GCRA's, not only Goblin's: every case that
 /// does not set a string up, on the reference, under the name GCRA.
 #[test]
-fn every_row_of_the_readme_table_is_redis_gcras() {
+fn every_row_of_the_page_table_is_redis_gcras() {
     let server = reference();
     let mut c = server.conn();
     let native = Native {
@@ -81,7 +81,7 @@ fn every_row_of_the_readme_table_is_redis_gcras() {
         theirs: "GCRA",
         differs: differs_from_redis,
     };
-    let calls = run_table_natively(&mut c, "gcra", GCRA_ROWS, &native);
+    let calls = run_table_natively(&mut c, "gcra", GOBLIN_GCRA_ROWS, &native);
     assert!(calls >= 120, "only {calls} calls on Redis's GCRA");
 }
 
@@ -209,7 +209,7 @@ on_every_server! {
         let server = Server::start(flavor);
         let mut c = server.conn();
                 for args in [&[][..], &["k"], &["k", "10"], &["k", "10", "5"], &["k", "1", "1", "1", "TOKENS", "1", "x"]] {
-            assert_eq!(gcra(&mut c, args), Reply::Error(GCRA_ARITY.into()), "{args:?}");
+            assert_eq!(gcra(&mut c, args), Reply::Error(GOBLIN_GCRA_ARITY.into()), "{args:?}");
         }
         let cases: &[(&[&str], &str)] = &[
             (&["k", "-1", "5", "60"], GCRA_MUST_BE_POSITIVE),

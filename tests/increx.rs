@@ -1,21 +1,21 @@
-//! GOBLIN.INCREX against real servers: every row of the README's table (common/rows.rs), the
-//! seed session, the edges that span rows, and INCR's own parser as the judge of what a counter
+//! GOBLIN.INCREX against real servers: every row of its page's table (common/rows/), the
+//! documented session, the edges that span rows, and INCR's own parser as the judge of what a counter
 //! is.
 
 mod common;
 use common::*;
 
 on_every_server! {
-    /// Every row of the README's table, each with its setup, reply and effect.
-    fn every_row_of_the_readme_table(flavor: Flavor) {
+    /// Every row of its page's table, each with its setup, reply and effect.
+    fn every_row_of_the_page_table(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        run_table(&mut c, "increx", INCREX_ROWS);
+        run_table(&mut c, "increx", GOBLIN_INCREX_ROWS);
     }
 }
 
 on_every_server! {
-    fn seed_session_fixed_window(flavor: Flavor) {
+    fn the_documented_fixed_window(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
         // > GOBLIN.INCREX rate:user42 60   -> 1, 60s window armed
@@ -51,14 +51,14 @@ on_every_server! {
         let server = Server::start(flavor);
         let mut c = server.conn();
         for seconds in ["9223372036854775807", "9223372036854775", "-9223372036854775808"] {
-            assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "k", seconds], "k", INCREX_INVALID_EXPIRE);
+            assert_error_writes_nothing(&mut c, &["GOBLIN.INCREX", "k", seconds], "k", GOBLIN_INCREX_INVALID_EXPIRE);
         }
         c.call(&["SET", "zero", "0"]);
         assert_error_writes_nothing(
             &mut c,
             &["GOBLIN.INCREX", "zero", "9223372036854775807"],
             "zero",
-            INCREX_INVALID_EXPIRE,
+            GOBLIN_INCREX_INVALID_EXPIRE,
         );
         // Only the first hit arms a TTL: a running counter ignores `seconds`.
         c.call(&["SET", "running", "5"]);

@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-
 /// A server without Goblin that accepts MODULE commands.
 fn bare_server(flavor: Flavor) -> Server {
     Server::builder(flavor)

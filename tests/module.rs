@@ -177,7 +177,7 @@ on_every_server! {
         assert!(!server.log().contains("refused the docs"), "{}", server.log());
         // The arity is the server's to check now, with the same words.
         let reply = c.call(&["GOBLIN.CAD", "k"]);
-        assert_eq!(reply, Reply::Error(CAD_ARITY.into()));
+        assert_eq!(reply, Reply::Error(GOBLIN_CAD_ARITY.into()));
     }
 }
 

@@ -84,17 +84,10 @@ on_every_server! {
 }
 
 on_every_server! {
-    /// The README's lock recipe, as written (only the port is the test server's), then the
-    /// same release attempted by someone else's token.
-    fn the_readme_lock_recipe_runs(flavor: Flavor) {
-        let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .expect("README.md");
-        let snippet = readme
-            .split("### The lock recipe, and the native releases")
-            .nth(1)
-            .and_then(|section| section.split("```python\n").nth(1))
-            .and_then(|rest| rest.split("```").next())
-            .expect("the lock recipe's code block");
+    /// The lock recipe of GOBLIN.CAD's page, as written (only the port is the test server's),
+    /// then the same release attempted by someone else's token.
+    fn the_documented_lock_recipe_runs(flavor: Flavor) {
+        let snippet = doc_snippet("docs/commands/goblin.cad.md", "## The releases compared", "python");
         assert!(snippet.contains("redis.Redis()"), "the recipe connects with redis.Redis()");
         let server = Server::start(flavor);
         let script = snippet.replace("redis.Redis()", "redis.Redis(port=int(__import__('os').environ['PORT']))")

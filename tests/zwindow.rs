@@ -1,20 +1,20 @@
-//! GOBLIN.ZWINDOW against real servers: every row of the README's table (common/rows.rs), the
-//! seed sessions verbatim, and every rule of the algorithm.
+//! GOBLIN.ZWINDOW against real servers: every row of its page's table (common/rows/), the
+//! documented sessions verbatim, and every rule of the algorithm.
 
 mod common;
 use common::*;
 
 on_every_server! {
-    /// Every row of the README's table, each with its setup, reply and effect.
-    fn every_row_of_the_readme_table(flavor: Flavor) {
+    /// Every row of its page's table, each with its setup, reply and effect.
+    fn every_row_of_the_page_table(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        run_table(&mut c, "zwindow", ZWINDOW_ROWS);
+        run_table(&mut c, "zwindow", GOBLIN_ZWINDOW_ROWS);
     }
 }
 
 on_every_server! {
-    fn seed_session_sliding_limiter(flavor: Flavor) {
+    fn the_documented_sliding_limiter(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
         let z = |c: &mut Conn, now, member| zwindow(c, "rl:user42", now, "10", "3", member);
@@ -29,7 +29,7 @@ on_every_server! {
 }
 
 on_every_server! {
-    fn seed_session_mutex_with_lease(flavor: Flavor) {
+    fn the_documented_mutex_with_lease(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
         let lock = |c: &mut Conn, now, worker| zwindow(c, "lock:job7", now, "30", "1", worker);

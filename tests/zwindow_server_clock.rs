@@ -96,7 +96,7 @@ on_every_server! {
     }
 }
 
-/// The seed's sliding-window idiom, with `now` from the server's TIME inside the script:
+/// ZWINDOW's Lua idiom, with `now` from the server's TIME inside the script:
 /// whole milliseconds, divided once, as the module computes `*`.
 const ZWINDOW_SERVER_TIME_LUA: &str = r#"local time = redis.call('TIME')
 local now = (tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)) / 1000

@@ -186,7 +186,7 @@ pub enum WindowExpiry {
 pub struct ExpireOverflow;
 
 /// `window` seconds after the server's clock, rounded *up* to the millisecond. Rounding down
-/// (the seed's `EXPIRE floor(window)`) would drop members still inside a fractional window
+/// (`EXPIRE floor(window)`) would drop members still inside a fractional window
 /// and let the limiter admit more than `limit`; `floor(0.5)` would even delete every admit.
 pub fn expiry(window: f64, now_ms: i64) -> Result<WindowExpiry, ExpireOverflow> {
     if window <= 0.0 {

@@ -544,14 +544,14 @@ pub const AOF_ALWAYS: [&str; 6] = [
     "no",
 ];
 
-/// The seed's INCREX idiom, verbatim.
+/// GOBLIN.INCREX's Lua idiom, verbatim (docs/commands/goblin.increx.md).
 pub const INCREX_LUA: &str = r#"local current = redis.call("incr", KEYS[1])
 if tonumber(current) == 1 then
   redis.call("expire", KEYS[1], ARGV[1])
 end
 return current"#;
 
-/// The seed's ZWINDOW idiom, verbatim.
+/// GOBLIN.ZWINDOW's Lua idiom, verbatim (docs/commands/goblin.zwindow.md).
 pub const ZWINDOW_LUA: &str = r#"local now = tonumber(ARGV[1])
 redis.call('zremrangebyscore', KEYS[1], 0, now - tonumber(ARGV[2]))
 if redis.call('zcard', KEYS[1]) < tonumber(ARGV[3]) then

@@ -7,15 +7,16 @@ pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 pub const NOT_FLOAT: &str = "ERR value is not a valid float";
 pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const SYNTAX: &str = "ERR syntax error";
-pub const INCREX_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.increx' command";
-pub const ZWINDOW_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.zwindow' command";
-pub const INCREX_ARITY: &str = "ERR wrong number of arguments for 'goblin.increx' command";
-pub const ZWINDOW_ARITY: &str = "ERR wrong number of arguments for 'goblin.zwindow' command";
-pub const CAD_ARITY: &str = "ERR wrong number of arguments for 'goblin.cad' command";
+pub const GOBLIN_INCREX_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.increx' command";
+pub const GOBLIN_ZWINDOW_INVALID_EXPIRE: &str =
+    "ERR invalid expire time in 'goblin.zwindow' command";
+pub const GOBLIN_INCREX_ARITY: &str = "ERR wrong number of arguments for 'goblin.increx' command";
+pub const GOBLIN_ZWINDOW_ARITY: &str = "ERR wrong number of arguments for 'goblin.zwindow' command";
+pub const GOBLIN_CAD_ARITY: &str = "ERR wrong number of arguments for 'goblin.cad' command";
 
 /// GOBLIN.GCRA's error texts: Redis's GCRA's, word for word (the arity error names Goblin's
 /// command), and two of Goblin's own for a string that is not a TAT.
-pub const GCRA_ARITY: &str = "ERR wrong number of arguments for 'goblin.gcra' command";
+pub const GOBLIN_GCRA_ARITY: &str = "ERR wrong number of arguments for 'goblin.gcra' command";
 pub const GCRA_MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
 pub const GCRA_AT_LEAST_ONE: &str =
     "ERR value is out of range, value must between 1 and 9223372036854775807";
@@ -28,3 +29,59 @@ pub const GCRA_BURST_OVERFLOW: &str = "ERR GCRA limiting uses microsecond accura
 
 /// What the servers answer `MODULE UNLOAD goblin` with when the module refuses.
 pub const UNLOAD_REFUSED: &str = "ERR Error unloading module: operation not possible.";
+
+/// The INCREX stand-in's error texts: Redis 8.10's INCREX's, word for word.
+pub const INCREX_ARITY: &str = "ERR wrong number of arguments for 'increx' command";
+pub const INCREX_NOT_INTEGER_INCREMENT: &str = "ERR Increment is not an integer or out of range";
+pub const INCREX_NOT_FLOAT_INCREMENT: &str = "ERR Increment is not a valid float";
+pub const INCREX_INFINITE_INCREMENT: &str = "ERR BYFLOAT increment cannot be Infinity";
+pub const INCREX_LBOUND_NOT_INTEGER: &str = "ERR LBOUND is not an integer or out of range";
+pub const INCREX_UBOUND_NOT_INTEGER: &str = "ERR UBOUND is not an integer or out of range";
+pub const INCREX_LBOUND_NOT_FLOAT: &str = "ERR LBOUND is not a valid float";
+pub const INCREX_UBOUND_NOT_FLOAT: &str = "ERR UBOUND is not a valid float";
+pub const INCREX_BOUNDS_CROSSED: &str = "ERR LBOUND can't be greater than UBOUND";
+pub const INCREX_ENX_ALONE: &str = "ERR ENX flag requires an expiration";
+pub const INCREX_APPLIED_OVERFLOW: &str = "ERR applied increment would overflow";
+pub const INCREX_INFINITE_VALUE: &str = "ERR value cannot be Infinity";
+pub const INCREX_APPLIED_INFINITE: &str = "ERR applied increment would be Infinity";
+
+/// The DELEX, DIGEST and DELIFEQ stand-ins' error texts: the natives', word for word.
+pub const DELEX_ARITY: &str = "ERR wrong number of arguments for 'delex' command";
+pub const DELEX_NOT_A_STRING: &str = "ERR Key should be of string type if conditions are specified";
+pub const DELEX_UNKNOWN_CONDITION: &str = "ERR Invalid condition. Use IFEQ, IFNE, IFDEQ, or IFDNE";
+pub const DELEX_DIGEST_LENGTH: &str = "ERR must be exactly 16 hexadecimal characters";
+pub const DIGEST_ARITY: &str = "ERR wrong number of arguments for 'digest' command";
+pub const DELIFEQ_ARITY: &str = "ERR wrong number of arguments for 'delifeq' command";
+
+/// Every error text above that a command may reply with, whatever its arguments: what the
+/// argument storm accepts (besides each command's own arity and expiry errors, which name it).
+pub const ALL_ERRORS: &[&str] = &[
+    WRONGTYPE,
+    NOT_INTEGER,
+    NOT_FLOAT,
+    OVERFLOW,
+    SYNTAX,
+    GCRA_MUST_BE_POSITIVE,
+    GCRA_AT_LEAST_ONE,
+    GCRA_PERIOD_RANGE,
+    GCRA_MISSING_TOKENS,
+    GCRA_NOT_A_TAT,
+    GCRA_NEGATIVE_TAT,
+    GCRA_TOKENS_OVERFLOW,
+    GCRA_BURST_OVERFLOW,
+    INCREX_NOT_INTEGER_INCREMENT,
+    INCREX_NOT_FLOAT_INCREMENT,
+    INCREX_INFINITE_INCREMENT,
+    INCREX_LBOUND_NOT_INTEGER,
+    INCREX_UBOUND_NOT_INTEGER,
+    INCREX_LBOUND_NOT_FLOAT,
+    INCREX_UBOUND_NOT_FLOAT,
+    INCREX_BOUNDS_CROSSED,
+    INCREX_ENX_ALONE,
+    INCREX_INFINITE_VALUE,
+    INCREX_APPLIED_OVERFLOW,
+    INCREX_APPLIED_INFINITE,
+    DELEX_NOT_A_STRING,
+    DELEX_UNKNOWN_CONDITION,
+    DELEX_DIGEST_LENGTH,
+];

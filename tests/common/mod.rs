@@ -6,16 +6,36 @@
 
 pub use goblin_testkit::*;
 
+mod commands;
 mod errors;
 mod rows;
 mod table;
 // Not every test binary runs a table.
+#[allow(unused_imports)]
+pub use commands::*;
 #[allow(unused_imports)]
 pub use errors::*;
 #[allow(unused_imports)]
 pub use rows::*;
 #[allow(unused_imports)]
 pub use table::*;
+
+/// The first code block in `lang` after the heading `heading` of the doc at `page` (relative to
+/// the repository): a snippet the docs show, to run as written.
+pub fn doc_snippet(page: &str, heading: &str, lang: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(page);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
+    let after = text
+        .split(&format!("\n{heading}\n"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("{page}: no heading {heading:?}"));
+    after
+        .split(&format!("```{lang}\n"))
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .unwrap_or_else(|| panic!("{page}: no {lang} block after {heading:?}"))
+        .to_string()
+}
 
 /// `GOBLIN.INCREX key seconds`.
 pub fn increx(c: &mut Conn, key: &str, seconds: &str) -> Reply {

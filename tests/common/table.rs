@@ -1,11 +1,12 @@
-//! One table per command, row for row the README's table of situations: each row has the
-//! README's situation text verbatim and the cases that show it (a setup, the call, the reply,
-//! and a check of the effect the README's "effect" column states). `run_table` runs a table on
-//! a server; `readme_table` reads the README's, so tests/readme.rs can hold the two together.
+//! One table per command, row for row its page's table of situations (`docs/commands/`): each
+//! row has the page's situation text verbatim and the cases that show it (a setup, the call,
+//! the reply, and a check of the effect the page's "effect" column states). `run_table` runs a
+//! table on a server; `page_table` reads the page's, so tests/tables.rs can hold the two
+//! together.
 
 use super::*;
 
-/// A README row: its first column verbatim, and the cases that prove it.
+/// A page's row: its first column verbatim, and the cases that prove it.
 pub struct Row {
     pub situation: &'static str,
     pub cases: &'static [Case],
@@ -25,6 +26,11 @@ pub enum Expect {
     Int(i64),
     /// An array of integers, exactly (GOBLIN.GCRA's `[limited, limit, remaining, ...]`).
     Ints(&'static [i64]),
+    /// A bulk string.
+    Bulk(&'static str),
+    /// An array of bulk strings (INCREX BYFLOAT's `["2.5", "1.5"]`, in RESP2).
+    Bulks(&'static [&'static str]),
+    Null,
     Error(&'static str),
 }
 
@@ -33,6 +39,9 @@ impl Expect {
         match self {
             Expect::Int(n) => Reply::Int(*n),
             Expect::Ints(ns) => Reply::Array(ns.iter().map(|n| Reply::Int(*n)).collect()),
+            Expect::Bulk(text) => bulk(text),
+            Expect::Bulks(texts) => Reply::Array(texts.iter().map(|text| bulk(text)).collect()),
+            Expect::Null => Reply::Nil,
             Expect::Error(e) => Reply::Error(e.to_string()),
         }
     }
@@ -44,12 +53,16 @@ pub enum Value {
     Zset(&'static [&'static str]),
 }
 
-/// The README's "effect" column, as a check.
+/// The page's "effect" column, as a check.
 pub enum Effect {
     /// Nothing written: the key's snapshot and the dirty counter are unchanged.
     Nothing,
     /// The key is gone.
     Deleted,
+    /// The key holds `value`, without a TTL.
+    Persisted { value: Value },
+    /// The key holds `value`, expiring at the absolute Unix time `at_ms`.
+    ExpiresAt { value: Value, at_ms: i64 },
     /// The key holds `value` with a TTL armed at server time + `ttl_ms`, the server time being
     /// read just before and just after the call.
     Armed { value: Value, ttl_ms: i64 },
@@ -202,6 +215,18 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
                         assert_eq!(c.call(&["EXISTS", &key]), Reply::Int(0), "{what}");
                         assert_eq!(after, ("none".to_string(), Reply::Nil, -2), "{what}");
                     }
+                    Effect::Persisted { value } => {
+                        if native.is_none() {
+                            assert_value(&after, value, &what);
+                        }
+                        assert_eq!(after.2, -1, "{what}: a TTL is left");
+                    }
+                    Effect::ExpiresAt { value, at_ms } => {
+                        if native.is_none() {
+                            assert_value(&after, value, &what);
+                        }
+                        assert_eq!(after.2, *at_ms, "{what}: the expiry");
+                    }
                     Effect::Armed { value, ttl_ms } => {
                         if native.is_none() {
                             assert_value(&after, value, &what);
@@ -256,36 +281,35 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
     calls
 }
 
-/// The README's table of situations in the section whose heading starts with `heading`: each
-/// row's first two columns (situation, reply), verbatim.
-pub fn readme_table(heading: &str) -> Vec<(String, String)> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
-    let readme = std::fs::read_to_string(&path).expect("README.md");
-    let section: Vec<&str> = readme
+/// The table of situations of the page at `page` (relative to the repository), under its
+/// `## Situations` heading: each row's first two columns (situation, reply), verbatim.
+pub fn page_table(page: &str) -> Vec<(String, String)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(page);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{page}: {e}"));
+    let section: Vec<&str> = text
         .lines()
-        .skip_while(|line| !line.starts_with(heading))
+        .skip_while(|line| *line != "## Situations")
         .skip(1)
         .take_while(|line| !line.starts_with("## "))
         .collect();
-    assert!(!section.is_empty(), "README.md has no section {heading:?}");
+    assert!(
+        !section.is_empty(),
+        "{page} has no section \"## Situations\""
+    );
     let header = section
         .iter()
         .position(|line| line.starts_with("| situation |") || line.starts_with("| key holds |"))
-        .unwrap_or_else(|| panic!("{heading}: no table of situations"));
+        .unwrap_or_else(|| panic!("{page}: no table of situations"));
     assert!(
         section[header + 1].starts_with("|---"),
-        "{heading}: no separator row"
+        "{page}: no separator row"
     );
     section[header + 2..]
         .iter()
         .take_while(|line| line.starts_with('|'))
         .map(|line| {
             let cells: Vec<&str> = line.split(" | ").collect();
-            assert_eq!(
-                cells.len(),
-                3,
-                "{heading}: a row without three cells: {line}"
-            );
+            assert_eq!(cells.len(), 3, "{page}: a row without three cells: {line}");
             (
                 cells[0].trim_start_matches("| ").to_string(),
                 cells[1].to_string(),
@@ -294,7 +318,7 @@ pub fn readme_table(heading: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The code spans of a README cell: `` `a` (`b` for ...) `` gives `a`, `b`.
+/// The code spans of a cell: `` `a` (`b` for ...) `` gives `a`, `b`.
 fn code_spans(cell: &str) -> Vec<&str> {
     cell.split('`').skip(1).step_by(2).collect()
 }
@@ -322,36 +346,40 @@ fn states_error(spans: &[&str], n: usize, e: &str) -> bool {
         && (0..ours.len()).all(|w| ours[w] == theirs[w] || shown_words.contains(&w))
 }
 
+/// The fields of an array reply cell, `` `[0, limit, remaining, -1, reset_after]` `` or
+/// `` `["2.5", "1.5"]` ``; `None` if the cell is not an array.
+fn array_cell(cell: &str) -> Option<Vec<&str>> {
+    let fields = cell.strip_prefix("`[")?.strip_suffix("]`")?;
+    Some(fields.split(", ").collect())
+}
+
 /// Whether the array `ns` fits a reply cell `[0, limit, remaining, -1, reset_after]`: as many
 /// fields, and the cell's numbers where it has numbers.
 fn fits_array(cell: &str, ns: &[i64]) -> bool {
-    let Some(fields) = cell
-        .strip_prefix("`[")
-        .and_then(|rest| rest.strip_suffix("]`"))
-    else {
-        return false;
-    };
-    let fields: Vec<&str> = fields.split(", ").collect();
-    fields.len() == ns.len()
-        && fields
-            .iter()
-            .zip(ns)
-            .all(|(field, n)| field.parse::<i64>().map_or(true, |k| k == *n))
+    array_cell(cell).is_some_and(|fields| {
+        fields.len() == ns.len()
+            && fields
+                .iter()
+                .zip(ns)
+                .all(|(field, n)| field.parse::<i64>().map_or(true, |k| k == *n))
+    })
 }
 
-/// Asserts that `rows` are the README's rows, in order, and that every case's reply is the one
-/// the README's reply column states, where it states one (`(integer) 1`, an error text, an
-/// array's fixed fields). A reply cell may state several errors (`` `ERR a` (`ERR b` for ...) ``):
-/// each case's error must be one of them, and each of them some case's error.
-pub fn assert_rows_are_the_readme_table(heading: &str, rows: &[Row]) {
-    let readme = readme_table(heading);
-    let documented: Vec<&str> = readme.iter().map(|(s, _)| s.as_str()).collect();
+/// Asserts that `rows` are the rows of the page at `page`, in order, and that every case's reply
+/// is the one the page's reply column states, where it states one (`(integer) 1`, an error
+/// text, an array's fixed fields, a bulk string, `(nil)`). A reply cell may state several errors
+/// (`` `ERR a` (`ERR b` for ...) ``): each case's error must be one of them, and each of them
+/// some case's error.
+pub fn assert_rows_are_the_page_table(page: &str, rows: &[Row]) {
+    let heading = page;
+    let table = page_table(page);
+    let documented: Vec<&str> = table.iter().map(|(s, _)| s.as_str()).collect();
     let tested: Vec<&str> = rows.iter().map(|row| row.situation).collect();
     assert_eq!(
         tested, documented,
-        "{heading}: the tests' rows are not the README's"
+        "{page}: the tests' rows are not the page's"
     );
-    for ((situation, reply), row) in readme.iter().zip(rows) {
+    for ((situation, reply), row) in table.iter().zip(rows) {
         let stated = reply.trim_matches('`');
         let spans = code_spans(reply);
         let mut proven = vec![false; spans.len()];
@@ -368,15 +396,28 @@ pub fn assert_rows_are_the_readme_table(heading: &str, rows: &[Row]) {
                 }
                 Expect::Ints(ns) => assert!(
                     fits_array(reply, ns),
-                    "{heading}: {situation}: reply {ns:?}, the README says {reply}"
+                    "{heading}: {situation}: reply {ns:?}, the page says {reply}"
                 ),
+                Expect::Bulks(texts) => {
+                    let quoted: Vec<String> = texts.iter().map(|t| format!("{t:?}")).collect();
+                    assert_eq!(
+                        array_cell(reply),
+                        Some(quoted.iter().map(String::as_str).collect()),
+                        "{heading}: {situation}"
+                    );
+                }
+                Expect::Bulk(text) => assert!(
+                    spans.first() == Some(&format!("{text:?}").as_str()),
+                    "{heading}: {situation}: reply {text:?}, the page says {reply}"
+                ),
+                Expect::Null => assert_eq!(stated, "(nil)", "{heading}: {situation}"),
                 Expect::Error(e) => {
                     let stating: Vec<usize> = (0..spans.len())
                         .filter(|&n| states_error(&spans, n, e))
                         .collect();
                     assert!(
                         !stating.is_empty(),
-                        "{heading}: {situation}: {e:?} is not in the README's {reply}"
+                        "{heading}: {situation}: {e:?} is not in the page's {reply}"
                     );
                     for n in stating {
                         proven[n] = true;

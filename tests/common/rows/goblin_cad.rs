@@ -1,0 +1,112 @@
+//! GOBLIN.CAD: the rows of `docs/commands/goblin.cad.md`'s table of situations, as tests (see
+//! `table.rs`).
+
+use super::super::*;
+use Effect::*;
+use Expect::{Error, Int};
+use Value::Zset;
+
+/// The page whose table these rows are.
+pub const GOBLIN_CAD_PAGE: &str = "docs/commands/goblin.cad.md";
+
+pub const GOBLIN_CAD_ROWS: &[Row] = &[
+    Row {
+        situation: "a string equal to `value`",
+        cases: &[
+            case(
+                &[&["SET", "{}", "token-1", "PX", "30000"]],
+                &["GOBLIN.CAD", "{}", "token-1"],
+                Int(1),
+                Deleted,
+            ),
+            // Integers stored compactly by the server compare by their text, too.
+            case(
+                &[&["SET", "{}", "12345"]],
+                &["GOBLIN.CAD", "{}", "12345"],
+                Int(1),
+                Deleted,
+            ),
+        ],
+    },
+    Row {
+        situation: "a string not equal to `value`",
+        cases: &[Case {
+            setup: &[&["SET", "{}", "token-1", "PX", "30000"]],
+            call: &["GOBLIN.CAD", "{}", "{v}"],
+            each: &["token-2", "token-", "token-10", "", "TOKEN-1"],
+            reply: Int(0),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "a sorted set with member `value`",
+        cases: &[
+            // The other holders keep the set's TTL.
+            case(
+                &[
+                    &["ZADD", "{}", "1", "a", "2", "b"],
+                    &["EXPIRE", "{}", "100"],
+                ],
+                &["GOBLIN.CAD", "{}", "a"],
+                Int(1),
+                TtlKept {
+                    value: Zset(&["b", "2"]),
+                },
+            ),
+            case(
+                &[&["ZADD", "{}", "1", "a"], &["EXPIRE", "{}", "100"]],
+                &["GOBLIN.CAD", "{}", "a"],
+                Int(1),
+                Deleted,
+            ),
+        ],
+    },
+    Row {
+        situation: "a sorted set without it",
+        cases: &[case(
+            &[&["ZADD", "{}", "1", "a"], &["EXPIRE", "{}", "100"]],
+            &["GOBLIN.CAD", "{}", "b"],
+            Int(0),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "nothing",
+        cases: &[case(&[], &["GOBLIN.CAD", "{}", "x"], Int(0), Nothing)],
+    },
+    Row {
+        situation: "a hash, list, set, ...",
+        cases: &[
+            case(
+                &[&["HSET", "{}", "x", "1"]],
+                &["GOBLIN.CAD", "{}", "x"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+            case(
+                &[&["RPUSH", "{}", "x"]],
+                &["GOBLIN.CAD", "{}", "x"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+            case(
+                &[&["SADD", "{}", "x"]],
+                &["GOBLIN.CAD", "{}", "x"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+        ],
+    },
+    Row {
+        situation: "wrong number of arguments",
+        cases: &[
+            case(&[], &["GOBLIN.CAD", "{}"], Error(GOBLIN_CAD_ARITY), Nothing),
+            case(
+                &[],
+                &["GOBLIN.CAD", "{}", "v", "w"],
+                Error(GOBLIN_CAD_ARITY),
+                Nothing,
+            ),
+        ],
+    },
+];

@@ -1,0 +1,228 @@
+//! GOBLIN.ZWINDOW: the rows of `docs/commands/goblin.zwindow.md`'s table of situations, as tests (see
+//! `table.rs`).
+
+use super::super::*;
+use Effect::*;
+use Expect::{Error, Int};
+use Value::Zset;
+
+/// The page whose table these rows are.
+pub const GOBLIN_ZWINDOW_PAGE: &str = "docs/commands/goblin.zwindow.md";
+
+pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
+    Row {
+        situation: "`member` holds a slot in the window",
+        cases: &[
+            // In a full window; the TTL set by hand is re-armed to the window.
+            case(
+                &[
+                    &["ZADD", "{}", "95", "a", "96", "b"],
+                    &["EXPIRE", "{}", "5"],
+                ],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "2", "a"],
+                Int(1),
+                Armed {
+                    value: Zset(&["b", "96", "a", "100"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+            // Even with a limit since lowered to 0.
+            case(
+                &[&["ZADD", "{}", "95", "a", "96", "b"]],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "0", "b"],
+                Int(1),
+                Armed {
+                    value: Zset(&["a", "95", "b", "100"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "window has room",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "2", "a"],
+                Int(1),
+                Armed {
+                    value: Zset(&["a", "100"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+            case(
+                &[&["ZADD", "{}", "95", "x"], &["PEXPIRE", "{}", "77777"]],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "2", "a"],
+                Int(1),
+                Armed {
+                    value: Zset(&["x", "95", "a", "100"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+            // Room made by eviction.
+            case(
+                &[&["ZADD", "{}", "80", "x", "90", "y"]],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "1", "a"],
+                Int(1),
+                Armed {
+                    value: Zset(&["a", "100"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "window full, or `limit <= 0`",
+        cases: &[
+            case(
+                &[&["ZADD", "{}", "95", "x"], &["PEXPIRE", "{}", "77777"]],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "1", "a"],
+                Int(0),
+                Nothing,
+            ),
+            // The eviction stands (as in the Lua idiom); the rest, TTL included, is untouched.
+            case(
+                &[
+                    &["ZADD", "{}", "1", "old", "95", "a", "96", "b"],
+                    &["PEXPIRE", "{}", "77777"],
+                ],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "2", "c"],
+                Int(0),
+                TtlKept {
+                    value: Zset(&["a", "95", "b", "96"]),
+                },
+            ),
+            Case {
+                setup: &[],
+                call: &["GOBLIN.ZWINDOW", "{}", "1", "10", "{v}", "a"],
+                each: &["0", "-1", "-9223372036854775808"],
+                reply: Int(0),
+                effect: Nothing,
+            },
+        ],
+    },
+    Row {
+        situation: "`window <= 0` and admitted",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "0", "1", "a"],
+                Int(1),
+                Deleted,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "-3", "1", "a"],
+                Int(1),
+                Deleted,
+            ),
+            case(
+                &[&["ZADD", "{}", "150", "x"]],
+                &["GOBLIN.ZWINDOW", "{}", "100", "-10", "2", "a"],
+                Int(1),
+                Deleted,
+            ),
+        ],
+    },
+    Row {
+        situation: "the set is emptied by eviction",
+        cases: &[case(
+            &[&["ZADD", "{}", "1", "a", "2", "b"]],
+            &["GOBLIN.ZWINDOW", "{}", "100", "10", "0", "c"],
+            Int(0),
+            Deleted,
+        )],
+    },
+    Row {
+        situation: "`now` or `window` not a finite number (`abc`, `nan`, `inf`, `1e400`)",
+        cases: &[
+            Case {
+                setup: &[&["ZADD", "{}", "1", "old"], &["EXPIRE", "{}", "100"]],
+                call: &["GOBLIN.ZWINDOW", "{}", "{v}", "10", "1", "m"],
+                each: &["abc", "nan", "inf", "-inf", "1e400"],
+                reply: Error(NOT_FLOAT),
+                effect: Nothing,
+            },
+            Case {
+                setup: &[&["ZADD", "{}", "1", "old"], &["EXPIRE", "{}", "100"]],
+                call: &["GOBLIN.ZWINDOW", "{}", "100", "{v}", "1", "m"],
+                each: &["abc", "nan", "inf", "-inf", "1e400"],
+                reply: Error(NOT_FLOAT),
+                effect: Nothing,
+            },
+        ],
+    },
+    Row {
+        situation: "`limit` not an integer",
+        cases: &[Case {
+            setup: &[&["ZADD", "{}", "1", "old"], &["EXPIRE", "{}", "100"]],
+            call: &["GOBLIN.ZWINDOW", "{}", "100", "10", "{v}", "m"],
+            each: &["abc", "1.5", "9223372036854775808"],
+            reply: Error(NOT_INTEGER),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "server time + `window` overflows",
+        cases: &[Case {
+            // Refused before eviction: `old` stays.
+            setup: &[&["ZADD", "{}", "1", "old"]],
+            call: &["GOBLIN.ZWINDOW", "{}", "1e308", "{v}", "5", "m"],
+            each: &["1e300", "9223372036854775.807", "1.7976931348623157e308"],
+            reply: Error(GOBLIN_ZWINDOW_INVALID_EXPIRE),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "key holds a string, hash, list, ...",
+        cases: &[
+            case(
+                &[&["SET", "{}", "1"]],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+            case(
+                &[&["HSET", "{}", "f", "1"]],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+            case(
+                &[&["RPUSH", "{}", "1"]],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+        ],
+    },
+    Row {
+        situation: "wrong number of arguments",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW"],
+                Error(GOBLIN_ZWINDOW_ARITY),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}"],
+                Error(GOBLIN_ZWINDOW_ARITY),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1"],
+                Error(GOBLIN_ZWINDOW_ARITY),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "extra"],
+                Error(GOBLIN_ZWINDOW_ARITY),
+                Nothing,
+            ),
+        ],
+    },
+];

@@ -1,0 +1,36 @@
+//! Every command page's table of situations, as tests: one file per page, each with the page's
+//! path and its rows (see `table.rs`). Each row's situation is the page's first column,
+//! verbatim, and its cases are what the row says, run on a server; `tests/tables.rs` holds each
+//! page and its rows together, and runs the rows on every server.
+
+mod delex;
+mod delifeq;
+mod digest;
+mod goblin_cad;
+mod goblin_gcra;
+mod goblin_increx;
+mod goblin_zwindow;
+mod increx;
+
+pub use delex::*;
+pub use delifeq::*;
+pub use digest::*;
+pub use goblin_cad::*;
+pub use goblin_gcra::*;
+pub use goblin_increx::*;
+pub use goblin_zwindow::*;
+pub use increx::*;
+
+use super::table::Row;
+
+/// Every command page, with its rows.
+pub const PAGES: &[(&str, &[Row])] = &[
+    (GOBLIN_INCREX_PAGE, GOBLIN_INCREX_ROWS),
+    (GOBLIN_ZWINDOW_PAGE, GOBLIN_ZWINDOW_ROWS),
+    (GOBLIN_CAD_PAGE, GOBLIN_CAD_ROWS),
+    (GOBLIN_GCRA_PAGE, GOBLIN_GCRA_ROWS),
+    (INCREX_PAGE, INCREX_ROWS),
+    (DELEX_PAGE, DELEX_ROWS),
+    (DIGEST_PAGE, DIGEST_ROWS),
+    (DELIFEQ_PAGE, DELIFEQ_ROWS),
+];

@@ -1,0 +1,248 @@
+//! What the docs claim of the code, checked on the code itself (no server): where `unsafe` may
+//! be, that every command is registered, documented and in the README, that error texts live
+//! in one place, that the README is a front door, and that nothing names a file outside the
+//! repository.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every file under `dir` (relative to the repository) whose name ends in one of `endings`,
+/// leaving out build output and what the install scripts download.
+fn files(dir: &str, endings: &[&str]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, endings: &[&str], out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                let skipped = ["target", ".servers", ".git", "node_modules", ".venv"];
+                if !skipped.contains(&name.as_str()) && !name.starts_with('.') || name == ".ci" {
+                    walk(&path, endings, out);
+                }
+            } else if endings.iter().any(|ending| name.ends_with(ending)) {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root().join(dir), endings, &mut out);
+    out.sort();
+    out
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// The command files: `src/commands/*.rs` and `src/commands/native/*.rs`, without `mod.rs`.
+fn command_files() -> Vec<PathBuf> {
+    files("src/commands", &[".rs"])
+        .into_iter()
+        .filter(|path| !path.ends_with("mod.rs"))
+        .collect()
+}
+
+/// The command a command file defines: its type (`pub struct X;`) and its name (`name: c"x"`).
+fn command_of(path: &Path) -> (String, String) {
+    let text = read(path);
+    let ty = text
+        .lines()
+        .find_map(|line| line.strip_prefix("pub struct ")?.strip_suffix(';'))
+        .unwrap_or_else(|| panic!("{}: no `pub struct X;`", relative(path)));
+    let name = text
+        .split("name: c\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("{}: no `name: c\"...\"` in its Spec", relative(path)));
+    (ty.to_string(), name.to_string())
+}
+
+#[test]
+fn unsafe_is_allowed_only_in_src_server() {
+    let allow = ["allow(", "unsafe_code)"].concat();
+    let mut found = Vec::new();
+    for dir in [
+        "src", "core", "testkit", "bench", "fuzz", "tests", "examples",
+    ] {
+        for path in files(dir, &[".rs"]) {
+            if read(&path).contains(&allow) && !relative(&path).starts_with("src/server/") {
+                found.push(relative(&path));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{allow} outside src/server/: {found:?}");
+    let lib = read(&root().join("src/lib.rs"));
+    assert!(
+        lib.contains("#![deny(unsafe_code)]"),
+        "src/lib.rs denies unsafe code"
+    );
+}
+
+#[test]
+fn the_core_forbids_unsafe() {
+    let core = read(&root().join("core/src/lib.rs"));
+    assert!(core.contains("#![forbid(unsafe_code)]"));
+}
+
+#[test]
+fn every_command_file_is_in_the_table() {
+    let lib = read(&root().join("src/lib.rs"));
+    for path in command_files() {
+        let (ty, _) = command_of(&path);
+        assert!(
+            lib.contains(&format!("registration::<{ty}>()")),
+            "{} defines {ty}, which src/lib.rs does not register",
+            relative(&path)
+        );
+    }
+}
+
+#[test]
+fn every_command_has_its_page_and_the_readme_lists_it() {
+    let readme = read(&root().join("README.md"));
+    let mut pages: Vec<String> = command_files()
+        .iter()
+        .map(|path| format!("docs/commands/{}.md", command_of(path).1))
+        .collect();
+    pages.sort();
+    for page in &pages {
+        assert!(root().join(page).exists(), "no {page}");
+        assert!(
+            readme.contains(&format!("]({page})")),
+            "the README does not link {page}"
+        );
+    }
+    let mut documented: Vec<String> = files("docs/commands", &[".md"])
+        .iter()
+        .map(|p| relative(p))
+        .collect();
+    documented.sort();
+    assert_eq!(
+        documented, pages,
+        "a page for every command, and a command for every page"
+    );
+}
+
+#[test]
+fn error_texts_live_in_error_rs() {
+    let mut found = Vec::new();
+    for path in files("src", &[".rs"]) {
+        let rel = relative(&path);
+        if rel == "src/error.rs" {
+            continue;
+        }
+        for (n, line) in read(&path).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("Message(") || code.contains("\"ERR ") || code.contains("\"WRONGTYPE ")
+            {
+                // The one text outside error.rs: the entry point's fallback, for a reply that
+                // cannot even be made a C string.
+                if !(rel == "src/server/entry.rs" && code.contains("ERR goblin internal error")) {
+                    found.push(format!("{rel}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "error texts outside src/error.rs: {found:#?}"
+    );
+}
+
+#[test]
+fn the_readme_is_a_front_door() {
+    let lines = read(&root().join("README.md")).lines().count();
+    assert!(
+        lines <= 250,
+        "README.md has {lines} lines; the rest belongs in docs/"
+    );
+}
+
+#[test]
+fn every_link_in_the_docs_points_into_the_repository() {
+    for path in files("", &[".md"]) {
+        let text = read(&path);
+        let dir = path.parent().expect("a folder");
+        for link in text
+            .split("](")
+            .skip(1)
+            .filter_map(|rest| rest.split(')').next())
+        {
+            if link.starts_with("http") || link.starts_with('#') {
+                continue;
+            }
+            let target = link.split('#').next().unwrap_or(link);
+            assert!(
+                dir.join(target).exists(),
+                "{} links {link}, which is not in the repository",
+                relative(&path)
+            );
+        }
+    }
+}
+
+/// The patterns of a reference to a file outside the repository, as a reader without it would
+/// meet them; spelled in pieces here, so that this file holds none of them.
+#[test]
+fn nothing_names_a_file_outside_the_repository() {
+    let upward = ["..", "/shared"].concat();
+    let contract = ["SP", "EC"].concat();
+    let native = ["NAT", "IVE.md"].concat();
+    let mut found = Vec::new();
+    for path in files("", &[".rs", ".md", ".sh"]) {
+        for (n, line) in read(&path).lines().enumerate() {
+            let hit = line.contains(&upward)
+                || line.contains(&format!("{contract}.md"))
+                || has_possessive(line, &contract)
+                || line.contains(&native)
+                || names_a_seed_document(line);
+            if hit {
+                found.push(format!("{}:{}: {}", relative(&path), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The contract's name in the possessive: the word, any one character, an `s`, and the end of
+/// the word.
+fn has_possessive(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(at, _)| {
+        let rest = &line.as_bytes()[at + word.len()..];
+        rest.len() >= 2
+            && rest[1] == b's'
+            && rest
+                .get(2)
+                .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+    })
+}
+
+/// The design documents by their old name (the word with an article before it, or followed by
+/// "session"), not a random generator's starting value.
+fn names_a_seed_document(line: &str) -> bool {
+    let word = "seed";
+    let ends_word = |rest: &[u8]| {
+        rest.first()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+    };
+    line.contains(&format!("{word} session"))
+        || ["the ", "The "].iter().any(|article| {
+            line.match_indices(&format!("{article}{word}"))
+                .any(|(at, m)| {
+                    let rest = &line.as_bytes()[at + m.len()..];
+                    ends_word(rest) || (rest.first() == Some(&b's') && ends_word(&rest[1..]))
+                })
+        })
+}

@@ -1,0 +1,42 @@
+//! Every command page's table of situations (`docs/commands/`) and the tests' rows are the same
+//! list, so neither can change without the other; and the stand-ins' rows hold on every server,
+//! native command or Goblin's. (GOBLIN.* rows run in their commands' own test files.)
+
+mod common;
+use common::*;
+
+#[test]
+fn every_page_is_its_rows() {
+    for (page, rows) in PAGES {
+        assert_rows_are_the_page_table(page, rows);
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/commands");
+    let mut pages: Vec<String> = std::fs::read_dir(&dir)
+        .expect("docs/commands")
+        .map(|entry| {
+            format!(
+                "docs/commands/{}",
+                entry.expect("entry").file_name().to_string_lossy()
+            )
+        })
+        .collect();
+    pages.sort();
+    let mut tested: Vec<String> = PAGES.iter().map(|(page, _)| page.to_string()).collect();
+    tested.sort();
+    assert_eq!(
+        pages, tested,
+        "every command page has its rows, and every row table its page"
+    );
+}
+
+on_every_server! {
+    /// INCREX, DELEX, DIGEST and DELIFEQ as their pages say, whether the server has its own.
+    fn the_native_pages_hold_on_every_server(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "increx", INCREX_ROWS);
+        run_table(&mut c, "delex", DELEX_ROWS);
+        run_table(&mut c, "digest", DIGEST_ROWS);
+        run_table(&mut c, "delifeq", DELIFEQ_ROWS);
+    }
+}
