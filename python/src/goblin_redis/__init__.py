@@ -1,0 +1,14 @@
+"""Goblin's native rate-limit commands from Python.
+
+``import goblin_redis.limits`` registers the ``goblin://`` storages of the ``limits`` library
+(beneath Flask-Limiter and slowapi): every rate-limit decision is one Goblin command, with no
+Lua and no MULTI.
+"""
+
+__version__ = "0.1.0"
+
+#: The Goblin module this package needs, as ``MODULE LIST`` reports its version: at least this.
+#: The storages check it on their first call to the server.
+__module_version__ = 100
+
+__all__ = ["__module_version__", "__version__"]

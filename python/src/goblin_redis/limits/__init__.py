@@ -1,0 +1,31 @@
+"""Goblin beneath ``limits``: importing this module registers the storage schemes
+
+- ``goblin://``, ``goblins://``, ``goblin+unix://``: :class:`GoblinStorage`, on redis-py;
+- ``goblin+cluster://``: :class:`GoblinClusterStorage`;
+- ``async+goblin://`` (and ``async+goblins://``, ``async+goblin+unix://``):
+  :class:`AsyncGoblinStorage`, on coredis or, with ``implementation="redispy"``, redis-py;
+- ``async+goblin+cluster://``: :class:`AsyncGoblinClusterStorage`.
+
+Each implements limits' ``Storage``, ``MovingWindowSupport`` and
+``SlidingWindowCounterSupport``; every decision (``incr``, ``acquire_entry``,
+``acquire_sliding_window_entry``) is one Goblin command, with no Lua and no MULTI::
+
+    import goblin_redis.limits  # noqa: F401  (registers the schemes)
+    from limits import storage, strategies, parse
+
+    limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string("goblin://localhost:6379"))
+    limiter.hit(parse("10/second"), "user42")
+"""
+
+from ._aio import AsyncGoblinClusterStorage, AsyncGoblinStorage
+from ._sync import GoblinClusterStorage, GoblinStorage
+from ._wire import PREFIX, GoblinModuleError
+
+__all__ = [
+    "PREFIX",
+    "AsyncGoblinClusterStorage",
+    "AsyncGoblinStorage",
+    "GoblinClusterStorage",
+    "GoblinModuleError",
+    "GoblinStorage",
+]

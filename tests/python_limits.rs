@@ -1,0 +1,263 @@
+//! limits 5.8.0's own test suite, unmodified, against goblin_redis.limits (python/): its storage,
+//! strategy and concurrency tests, sync and async (on coredis and on redis-py's asyncio), run on
+//! one server and on a three-node cluster of every server. The sdist is pinned by sha256
+//! (scripts/python.sh downloads it, python/tests/limits_suite.py checks and unpacks it afresh);
+//! python/tests/limits_suite_plugin.py adds the Goblin storages to the suite's own storage
+//! parametrization and keeps every socket on loopback.
+//!
+//! Every Goblin parameter must pass every test the suite gives it (a count per parameter, so
+//! that nothing is silently deselected or skipped), and afterwards the servers' commandstats
+//! must show that no decision ran a script or a transaction: no EVAL, EVALSHA, FCALL, MULTI or
+//! EXEC, and the Goblin commands did the work.
+
+use goblin_testkit::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn venv_python() -> PathBuf {
+    let python = root().join(".servers/venv-limits/bin/python");
+    assert!(
+        python.exists(),
+        "no {} (run `make test`, which runs scripts/servers.sh and so scripts/python.sh)",
+        python.display()
+    );
+    python
+}
+
+/// How many of limits' tests each Goblin parameter gets: per sync storage, 9 in
+/// TestConcreteStorages, 18 in the strategies' classes and 3 concurrency tests; per async one,
+/// 9, 19 (the async sliding window has one test more) and 3.
+const SYNC_TESTS: u32 = 30;
+const ASYNC_TESTS: u32 = 31;
+
+/// The most a run may take before it is killed as hung (it takes about 2 minutes).
+const SUITE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+#[derive(Debug, Default, PartialEq)]
+struct Counts {
+    passed: u32,
+    failed: u32,
+    skipped: u32,
+    errors: u32,
+    reruns: u32,
+}
+
+/// Runs the suite with `env` (GOBLIN_SUITE_SERVER or GOBLIN_SUITE_CLUSTER); its output, and the
+/// counts the plugin printed, by parameter id.
+fn run_suite(label: &str, env: &[(&str, String)]) -> (String, BTreeMap<String, Counts>) {
+    let started = Instant::now();
+    let scratch = TempDir::new("limits-suite");
+    let log = scratch.0.join("suite.log");
+    let file = std::fs::File::create(&log).expect("log file");
+    let mut command = Command::new(venv_python());
+    command
+        .arg(root().join("python/tests/limits_suite.py"))
+        .arg("tests")
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("log file"))
+        .stderr(file);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command.spawn().expect("run the limits suite");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the suite") {
+            break status;
+        }
+        if started.elapsed() > SUITE_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{label}: the limits suite ran over {SUITE_TIMEOUT:?}; its output:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let output = std::fs::read_to_string(&log).unwrap_or_default();
+    let counts = parse_counts(&output);
+    eprintln!(
+        "{label}: limits suite in {:.0} s: {}",
+        started.elapsed().as_secs_f64(),
+        output
+            .lines()
+            .filter(|line| line.starts_with("goblin-suite: ") || line.contains(" passed"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    assert!(status.success(), "{label}: the limits suite failed ({status}):\n{output}");
+    (output, counts)
+}
+
+/// The plugin's lines: `goblin-suite: <id> passed=N failed=N skipped=N errors=N reruns=N`.
+fn parse_counts(output: &str) -> BTreeMap<String, Counts> {
+    let mut all = BTreeMap::new();
+    for line in output.lines() {
+        let Some(rest) = line.strip_prefix("goblin-suite: ") else {
+            continue;
+        };
+        let mut fields = rest.split_whitespace();
+        let id = fields.next().expect("an id").to_string();
+        let mut counts = Counts::default();
+        for field in fields {
+            let (name, value) = field.split_once('=').expect("name=value");
+            let value: u32 = value.parse().expect("a count");
+            match name {
+                "passed" => counts.passed = value,
+                "failed" => counts.failed = value,
+                "skipped" => counts.skipped = value,
+                "errors" => counts.errors = value,
+                "reruns" => counts.reruns = value,
+                other => panic!("unknown count {other} in {line}"),
+            }
+        }
+        all.insert(id, counts);
+    }
+    all
+}
+
+/// Every parameter in `expected` ran all its tests, and all passed.
+fn assert_all_passed(label: &str, output: &str, counts: &BTreeMap<String, Counts>, expected: &[(&str, u32)]) {
+    for (id, tests) in expected {
+        let got = counts
+            .get(*id)
+            .unwrap_or_else(|| panic!("{label}: no counts for {id}:\n{output}"));
+        assert_eq!(
+            (got.passed, got.failed, got.skipped, got.errors),
+            (*tests, 0, 0, 0),
+            "{label}: {id}: {got:?}, expected all {tests} passed:\n{output}"
+        );
+    }
+    assert_eq!(counts.len(), expected.len(), "{label}: {counts:?}");
+}
+
+/// `INFO commandstats`: calls by command name (lowercase, as the server lists them).
+fn command_calls(conn: &mut Conn) -> BTreeMap<String, u64> {
+    let info = conn.call(&["INFO", "commandstats"]).text();
+    info.lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
+            let calls = stats
+                .split(',')
+                .find_map(|field| field.strip_prefix("calls="))?
+                .parse()
+                .ok()?;
+            Some((name.to_string(), calls))
+        })
+        .collect()
+}
+
+/// `INFO errorstats`: error replies by prefix (`MOVED`, `ERR`, ...).
+fn error_counts(conn: &mut Conn) -> BTreeMap<String, u64> {
+    let info = conn.call(&["INFO", "errorstats"]).text();
+    info.lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix("errorstat_")?.split_once(':')?;
+            Some((name.to_string(), stats.strip_prefix("count=")?.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+fn add(total: &mut BTreeMap<String, u64>, more: BTreeMap<String, u64>) {
+    for (name, calls) in more {
+        *total.entry(name).or_default() += calls;
+    }
+}
+
+/// No decision ran as a script or inside a transaction, and the Goblin commands made them.
+fn assert_native_decisions(label: &str, calls: &BTreeMap<String, u64>) {
+    for forbidden in ["eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "multi", "exec"] {
+        assert_eq!(
+            calls.get(forbidden).copied().unwrap_or(0),
+            0,
+            "{label}: the suite's run called {forbidden}: {calls:?}"
+        );
+    }
+    for command in ["goblin.increx", "goblin.zwindow", "goblin.zwstats", "goblin.swindow", "goblin.swstats"] {
+        assert!(
+            calls.get(command).copied().unwrap_or(0) > 0,
+            "{label}: {command} was never called: {calls:?}"
+        );
+    }
+}
+
+on_every_server! {
+    /// One server (with its replica: replica mode checks what Goblin replicated, too).
+    fn limits_suite_on_one_server(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let label = format!("{} (one server)", flavor.label());
+        let (output, counts) = run_suite(&label, &[("GOBLIN_SUITE_SERVER", format!("127.0.0.1:{}", server.port))]);
+        assert_all_passed(
+            &label,
+            &output,
+            &counts,
+            &[("goblin", SYNC_TESTS), ("goblin-coredis", ASYNC_TESTS), ("goblin-redispy", ASYNC_TESTS)],
+        );
+        assert_native_decisions(&label, &command_calls(&mut server.conn()));
+    }
+}
+
+/// Three primaries, each loading the module, the slots split in three, built as tests/cluster.rs
+/// builds its cluster (without the replicas: the suite needs none).
+fn start_cluster(flavor: Flavor) -> Vec<Server> {
+    // Cluster nodes: a node cannot follow a plain replica.
+    let nodes: Vec<Server> = (0..3)
+        .map(|_| Server::builder(flavor).cluster().without_replica().start())
+        .collect();
+    let ranges = [("0", "5460"), ("5461", "10922"), ("10923", "16383")];
+    for (node, (first, last)) in nodes.iter().zip(ranges) {
+        let reply = node.conn().call(&["CLUSTER", "ADDSLOTSRANGE", first, last]);
+        assert_eq!(reply, Reply::Status("OK".into()));
+    }
+    let mut first = nodes[0].conn();
+    for node in nodes.iter().skip(1) {
+        first.call(&["CLUSTER", "MEET", "127.0.0.1", &node.port.to_string()]);
+    }
+    for node in &nodes {
+        let mut c = node.conn();
+        assert!(
+            wait_until(Duration::from_secs(30), || {
+                let info = c.call(&["CLUSTER", "INFO"]).text();
+                info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
+            }),
+            "{flavor:?}: the cluster never formed"
+        );
+    }
+    nodes
+}
+
+on_every_server! {
+    fn limits_suite_on_a_cluster(flavor: Flavor) {
+        let nodes = start_cluster(flavor);
+        let label = format!("{} (three-node cluster)", flavor.label());
+        let addresses: Vec<String> = nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)).collect();
+        let (output, counts) = run_suite(&label, &[("GOBLIN_SUITE_CLUSTER", addresses.join(","))]);
+        assert_all_passed(
+            &label,
+            &output,
+            &counts,
+            &[
+                ("goblin-cluster", SYNC_TESTS),
+                ("goblin-cluster-coredis", ASYNC_TESTS),
+                ("goblin-cluster-redispy", ASYNC_TESTS),
+            ],
+        );
+        let (mut calls, mut errors) = (BTreeMap::new(), BTreeMap::new());
+        for node in &nodes {
+            let mut c = node.conn();
+            add(&mut calls, command_calls(&mut c));
+            add(&mut errors, error_counts(&mut c));
+        }
+        assert_native_decisions(&label, &calls);
+        // Every client sent every command to the node that owns its key: coredis by the key we
+        // give it, redis-py by the key positions the module declares (without COMMAND GETKEYS).
+        assert_eq!(errors.get("MOVED").copied().unwrap_or(0), 0, "{label}: redirections: {errors:?}");
+        assert_eq!(calls.get("command|getkeys").copied().unwrap_or(0), 0, "{label}: {calls:?}");
+    }
+}
