@@ -51,6 +51,9 @@ if [ $mode = instructions ]; then
     awk -v n=$calls 'BEGIN {for (i = 0; i < n; i++) print "GOBLIN.INCREX c:" i % 10000 " 60"}' | resp > "$work/GOBLIN.INCREX"
     awk -v n=$calls 'BEGIN {for (i = 0; i < n; i++) print "GOBLIN.ZWINDOW w:" i % 10000 " " 1000000 + 2000 * int(i / 10000) " 3000 2 m" int(i / 10000)}' | resp > "$work/GOBLIN.ZWINDOW"
     awk -v n=$calls 'BEGIN {for (i = 0; i < n; i++) print "GOBLIN.CAD c:" i % 10000 " " (i < 10000 ? "1" : "x")}' | resp > "$work/GOBLIN.CAD"
+    awk -v n=$calls 'BEGIN {for (i = 0; i < n; i++) print "GOBLIN.GCRA g:" i % 10000 " 1000000 1000000 1"}' | resp > "$work/GOBLIN.GCRA"
+    # The INCREX stand-in, on a server without the native command (Redis's limiter).
+    awk -v n=$calls 'BEGIN {for (i = 0; i < n; i++) print "INCREX x:" i % 10000 " BYINT 1 UBOUND 100 EX 60 ENX"}' | resp > "$work/INCREX"
     cost() { # module workload -> instructions per call in RedisModuleCommandDispatcher
         local out="$work/callgrind.$RANDOM" port=27631
         valgrind --tool=callgrind --callgrind-out-file="$out" "$binary" --port $port \
@@ -82,7 +85,7 @@ if [ $mode = instructions ]; then
         "own old" "own new" new/old
     load_old=$(cost "$old_module" load) load_new=$(cost "$new_module" load)
     base_old=$(cost "$old_module" GOBLIN.INCREX) base_new=$(cost "$new_module" GOBLIN.INCREX)
-    for name in GOBLIN.INCREX GOBLIN.ZWINDOW GOBLIN.CAD; do
+    for name in GOBLIN.INCREX GOBLIN.ZWINDOW GOBLIN.CAD GOBLIN.GCRA INCREX; do
         if [ $name = GOBLIN.INCREX ]; then o=$base_old n=$base_new; else
             o=$(cost "$old_module" $name) n=$(cost "$new_module" $name)
         fi

@@ -2,7 +2,7 @@
 //! (replication and the AOF, keyspace notifications, the modified-key signal).
 
 use std::ffi::{c_char, c_int, CStr};
-use std::ptr::{self, NonNull};
+use std::ptr::NonNull;
 
 use redis_module::raw;
 
@@ -11,8 +11,9 @@ use super::host::host;
 use super::keys::Key;
 use super::Arg;
 
-/// The most arguments, the key included, that one replicated command may have.
-pub const MAX_REPLICATED_ARGS: usize = 16;
+/// The most arguments after the key that one replicated command may have (`SET key value PXAT
+/// ms` has three).
+pub const MAX_REPLICATED_ARGS: usize = 8;
 
 /// Keyspace event classes used by Goblin's notifications.
 #[derive(Clone, Copy)]
@@ -69,51 +70,65 @@ impl Ctx {
 
     /// Appends one core command on `key` to the replication stream and the AOF (see
     /// `effects::Effect`). The server wraps all of one call's effects in MULTI/EXEC, so
-    /// replicas apply them atomically. Any command of up to `MAX_REPLICATED_ARGS` arguments,
-    /// the key included, goes through this one path.
+    /// replicas apply them atomically. Any command of up to `MAX_REPLICATED_ARGS` arguments
+    /// after the key goes through this one path.
     ///
-    /// The key is passed as the client's own argument object (shared by reference count, not
-    /// copied); each other argument becomes a string object, as the server's `b` format would
-    /// make it, freed once the server has taken its own reference.
+    /// Every argument here costs an allocation in the server, so the key is passed as the
+    /// client's own argument object (shared by reference count, not copied), and each other
+    /// argument as bytes the server copies (the `b` format: no object of ours to make and free).
     pub fn replicate(&self, command: &CStr, key: Arg<'_>, args: &[&[u8]]) {
-        let count = args.len() + 1;
-        if count > MAX_REPLICATED_ARGS {
-            panic!("replicate takes at most {MAX_REPLICATED_ARGS} arguments, got {count}");
+        if args.len() > MAX_REPLICATED_ARGS {
+            panic!(
+                "replicate takes at most {MAX_REPLICATED_ARGS} arguments after the key, got {}",
+                args.len()
+            );
         }
-        let ctx = self.raw();
-        let mut argv = [ptr::null_mut::<raw::RedisModuleString>(); MAX_REPLICATED_ARGS];
-        argv[0] = key.raw();
-        for (slot, bytes) in argv[1..].iter_mut().zip(args) {
-            // An empty slice's pointer is dangling; the server copies 0 bytes from it, but hand
+        // `s` for the key, `b` (pointer, length) for each argument.
+        let mut format = [b'b'; MAX_REPLICATED_ARGS + 2];
+        format[0] = b's';
+        format[args.len() + 1] = 0;
+        let mut parts = [(c"".as_ptr(), 0usize); MAX_REPLICATED_ARGS];
+        for (part, bytes) in parts.iter_mut().zip(args) {
+            // An empty slice's pointer is dangling; the server reads 0 bytes from it, but hand
             // it a real one anyway.
-            let text = if bytes.is_empty() {
-                c"".as_ptr()
-            } else {
-                bytes.as_ptr().cast()
+            if !bytes.is_empty() {
+                *part = (bytes.as_ptr().cast::<c_char>(), bytes.len());
+            }
+        }
+        let (ctx, cmd, format) = (
+            self.raw(),
+            command.as_ptr(),
+            format.as_ptr().cast::<c_char>(),
+        );
+        let replicate = api!(RedisModule_Replicate);
+        // A variadic call takes its arguments at compile time: one call per count, each passing
+        // exactly the pairs its format names.
+        macro_rules! call {
+            ($($count:literal => [$($i:literal)*]),* $(,)?) => {
+                match args.len() {
+                    $(
+                        // SAFETY: "s" takes a live RedisModuleString; each "b" a (pointer,
+                        // length) pair that lives across the call. The server copies or
+                        // retains everything before returning.
+                        $count => unsafe {
+                            replicate(ctx, cmd, format, key.raw() $(, parts[$i].0, parts[$i].1)*)
+                        },
+                    )*
+                    _ => unreachable!("checked above"),
+                }
             };
-            // SAFETY: a live context and a byte range that lives across the call; the server
-            // copies it.
-            *slot = unsafe { api!(RedisModule_CreateString)(ctx, text, bytes.len()) };
         }
-        // `s` for each argument: the server reads exactly `count` of the slots.
-        let mut format = [b's'; MAX_REPLICATED_ARGS + 1];
-        format[count] = 0;
-        let a = &argv;
-        // SAFETY: the format names `count` live string objects, the first `count` slots; the
-        // slots after them are passed and never read (a variadic function may leave arguments
-        // unread). The server takes its own references before returning.
-        #[rustfmt::skip]
-        let status = unsafe {
-            api!(RedisModule_Replicate)(
-                ctx, command.as_ptr(), format.as_ptr().cast::<c_char>(),
-                a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7],
-                a[8], a[9], a[10], a[11], a[12], a[13], a[14], a[15],
-            )
+        let status = call! {
+            0 => [],
+            1 => [0],
+            2 => [0 1],
+            3 => [0 1 2],
+            4 => [0 1 2 3],
+            5 => [0 1 2 3 4],
+            6 => [0 1 2 3 4 5],
+            7 => [0 1 2 3 4 5 6],
+            8 => [0 1 2 3 4 5 6 7],
         };
-        for &created in &argv[1..count] {
-            // SAFETY: each was created above, and is released exactly once.
-            unsafe { api!(RedisModule_FreeString)(ctx, created) };
-        }
         if status != raw::REDISMODULE_OK as c_int {
             panic!("the server refused to replicate {command:?}");
         }
