@@ -63,6 +63,10 @@ lint: deps
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
+	bash scripts/python.sh venv-apps
+	.servers/venv-apps/bin/ruff check python examples/python
+	.servers/venv-apps/bin/ruff format --check python examples/python
+	.servers/venv-apps/bin/mypy --strict --config-file python/pyproject.toml python/src python/tests examples/python
 
 # The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.
 # Installs only what SERVER needs (a first `make run` on Valkey builds no Redis 8.10).

@@ -91,7 +91,10 @@ fn run_suite(label: &str, env: &[(&str, String)]) -> (String, BTreeMap<String, C
             .collect::<Vec<_>>()
             .join(" | ")
     );
-    assert!(status.success(), "{label}: the limits suite failed ({status}):\n{output}");
+    assert!(
+        status.success(),
+        "{label}: the limits suite failed ({status}):\n{output}"
+    );
     (output, counts)
 }
 
@@ -123,7 +126,12 @@ fn parse_counts(output: &str) -> BTreeMap<String, Counts> {
 }
 
 /// Every parameter in `expected` ran all its tests, and all passed.
-fn assert_all_passed(label: &str, output: &str, counts: &BTreeMap<String, Counts>, expected: &[(&str, u32)]) {
+fn assert_all_passed(
+    label: &str,
+    output: &str,
+    counts: &BTreeMap<String, Counts>,
+    expected: &[(&str, u32)],
+) {
     for (id, tests) in expected {
         let got = counts
             .get(*id)
@@ -159,7 +167,10 @@ fn error_counts(conn: &mut Conn) -> BTreeMap<String, u64> {
     info.lines()
         .filter_map(|line| {
             let (name, stats) = line.strip_prefix("errorstat_")?.split_once(':')?;
-            Some((name.to_string(), stats.strip_prefix("count=")?.trim().parse().ok()?))
+            Some((
+                name.to_string(),
+                stats.strip_prefix("count=")?.trim().parse().ok()?,
+            ))
         })
         .collect()
 }
@@ -172,14 +183,29 @@ fn add(total: &mut BTreeMap<String, u64>, more: BTreeMap<String, u64>) {
 
 /// No decision ran as a script or inside a transaction, and the Goblin commands made them.
 fn assert_native_decisions(label: &str, calls: &BTreeMap<String, u64>) {
-    for forbidden in ["eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "multi", "exec"] {
+    for forbidden in [
+        "eval",
+        "evalsha",
+        "eval_ro",
+        "evalsha_ro",
+        "fcall",
+        "fcall_ro",
+        "multi",
+        "exec",
+    ] {
         assert_eq!(
             calls.get(forbidden).copied().unwrap_or(0),
             0,
             "{label}: the suite's run called {forbidden}: {calls:?}"
         );
     }
-    for command in ["goblin.increx", "goblin.zwindow", "goblin.zwstats", "goblin.swindow", "goblin.swstats"] {
+    for command in [
+        "goblin.increx",
+        "goblin.zwindow",
+        "goblin.zwstats",
+        "goblin.swindow",
+        "goblin.swstats",
+    ] {
         assert!(
             calls.get(command).copied().unwrap_or(0) > 0,
             "{label}: {command} was never called: {calls:?}"

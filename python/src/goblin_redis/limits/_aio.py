@@ -32,6 +32,8 @@ class _Backend(Protocol):
     async def execute(self, key: str | None, *args: wire.Arg) -> object:
         """A command about ``key`` (routed to the node that holds it), or about none."""
 
+    async def module_list(self) -> object: ...
+
     async def delete(self, keys: list[str]) -> int: ...
 
     def scan(self, pattern: str) -> AsyncIterator[str | bytes]: ...
@@ -66,6 +68,9 @@ class _Coredis:
         if self.cluster and key is not None:
             return await execute(command, keys=(key,))
         return await execute(command)
+
+    async def module_list(self) -> object:
+        return await self.execute(None, "MODULE", "LIST")
 
     async def delete(self, keys: list[str]) -> int:
         if not self.cluster:
@@ -108,6 +113,10 @@ class _Redispy:
 
     async def execute(self, key: str | None, *args: wire.Arg) -> object:
         return await cast(_Executes, self.client).execute_command(*args)
+
+    async def module_list(self) -> object:
+        # One name, as redis-py's cluster client looks up where to send it ("MODULE LIST").
+        return await self.execute(None, "MODULE LIST")
 
     async def delete(self, keys: list[str]) -> int:
         client = cast(_Executes, self.client)
@@ -225,7 +234,7 @@ class AsyncGoblinStorage(Storage, MovingWindowSupport, SlidingWindowCounterSuppo
         if self._module_checked:
             return
         try:
-            reply = await self.backend.execute(None, "MODULE", "LIST")
+            reply = await self.backend.module_list()
         except self.backend.response_error:
             self._module_checked = True
             return

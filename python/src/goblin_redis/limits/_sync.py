@@ -105,7 +105,8 @@ class GoblinStorage(Storage, MovingWindowSupport, SlidingWindowCounterSupport, T
         if self._module_checked:
             return
         try:
-            reply = self._execute("MODULE", "LIST")
+            # One name, as redis-py's cluster client looks up where to send it.
+            reply = self._execute("MODULE LIST")
         except self._redis.ResponseError:
             self._module_checked = True
             return
