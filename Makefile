@@ -51,6 +51,7 @@ fuzz:
 
 bench: build
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
+	bash bench/python/run.sh
 
 # docker/Dockerfile, unmodified, built on local stand-ins of its base images and run with no
 # network; installs docker.io and debuerreotype if missing (docs/container.md).
@@ -64,9 +65,9 @@ lint: deps
 	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
 	bash scripts/python.sh venv-apps
-	.servers/venv-apps/bin/ruff check python examples/python
-	.servers/venv-apps/bin/ruff format --check python examples/python
-	.servers/venv-apps/bin/mypy --strict --config-file python/pyproject.toml python/src python/tests examples/python
+	.servers/venv-apps/bin/ruff check python examples/python bench/python
+	.servers/venv-apps/bin/ruff format --check python examples/python bench/python
+	.servers/venv-apps/bin/mypy --strict --config-file python/pyproject.toml python/src python/tests examples/python bench/python
 
 # The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.
 # Installs only what SERVER needs (a first `make run` on Valkey builds no Redis 8.10).

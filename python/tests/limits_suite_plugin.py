@@ -23,9 +23,12 @@ limits' unpacked sdist. It:
 Configuration, from the environment (every address must be loopback):
 
 - ``GOBLIN_SUITE_SERVER``: ``host:port`` of one server with Goblin loaded;
-- ``GOBLIN_SUITE_CLUSTER``: ``host:port,host:port,...`` of a cluster's primaries.
+- ``GOBLIN_SUITE_CLUSTER``: ``host:port,host:port,...`` of a cluster's primaries;
+- ``GOBLIN_SUITE_SERVICES``: ``name=host:port,...``, the suite's docker-compose services the
+  harness provides itself (the benchmark: ``redis-basic=127.0.0.1:7379``, where the suite's own
+  ``redis://`` storage expects its server), so that the suite's own parameters run too.
 
-At least one of them. Nothing of the sdist is edited.
+At least one of the first two. Nothing of the sdist is edited.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import os
+import socket
 import sys
 import types
 import urllib.parse
@@ -68,8 +72,14 @@ def _hostport(spec: str, variable: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _services(spec: str) -> dict[str, tuple[str, int]]:
+    pairs = (item.partition("=") for item in spec.split(",") if item.strip())
+    return {name.strip(): _hostport(address, "GOBLIN_SUITE_SERVICES") for name, _, address in pairs}
+
+
 SERVER = [_hostport(s, "GOBLIN_SUITE_SERVER") for s in os.environ.get("GOBLIN_SUITE_SERVER", "").split(",") if s]
 CLUSTER = [_hostport(s, "GOBLIN_SUITE_CLUSTER") for s in os.environ.get("GOBLIN_SUITE_CLUSTER", "").split(",") if s]
+SERVICES = _services(os.environ.get("GOBLIN_SUITE_SERVICES", ""))
 
 
 # ---------------------------------------------------------------------------- loopback only
@@ -126,24 +136,28 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 # ---------------------------------------------------- the suite's docker fixtures, replaced
 class NoDockerServices:
     """Stands in for lovely-pytest-docker's services: never runs docker. A service the harness
-    does not provide skips the test that asks for it."""
+    provides (``GOBLIN_SUITE_SERVICES``) must answer on its address; any other skips the test
+    that asks for it."""
 
     docker_ip = "127.0.0.1"
 
-    def _skip(self, service: str) -> None:
-        pytest.skip(f"docker disabled: the harness provides no {service!r}")
+    def _require(self, service: str) -> int:
+        if service not in SERVICES:
+            pytest.skip(f"docker disabled: the harness provides no {service!r}")
+        host, port = SERVICES[service]
+        with socket.create_connection((host, port), timeout=5):
+            pass
+        return port
 
     def start(self, *services: str) -> None:
         for service in services:
-            self._skip(service)
+            self._require(service)
 
     def wait_for_service(self, service: str, *args: Any, **kwargs: Any) -> int:
-        self._skip(service)
-        return 0
+        return self._require(service)
 
     def port_for(self, service: str, port: int) -> int:
-        self._skip(service)
-        return 0
+        return self._require(service)
 
     def stop(self, *services: str) -> None:
         pass
