@@ -287,3 +287,27 @@ on_every_server! {
         assert_eq!(calls.get("command|getkeys").copied().unwrap_or(0), 0, "{label}: {calls:?}");
     }
 }
+
+on_every_server! {
+    /// goblin_redis.limits' own tests (python/tests/test_storages.py): bad input, a cost above
+    /// the limit, one command per decision, a server without the module, MODULE LIST refused,
+    /// reset, wrapped errors.
+    fn the_storages_own_tests(flavor: Flavor) {
+        let server = Server::start(flavor);
+        // Without the module: nothing to replicate, so no replica either.
+        let bare = Server::builder(flavor).without_module().without_replica().start();
+        let output = Command::new(venv_python())
+            .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
+            .arg(root().join("python/tests/test_storages.py"))
+            .current_dir(root().join("python"))
+            .env("PYTHONPATH", root().join("python/src"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
+            .env("GOBLIN_TEST_BARE", format!("127.0.0.1:{}", bare.port))
+            .output()
+            .expect("run pytest");
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "{flavor:?}:\n{text}");
+        assert!(text.contains(" passed") && !text.contains("skipped"), "{flavor:?}:\n{text}");
+    }
+}
