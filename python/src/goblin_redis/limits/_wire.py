@@ -21,10 +21,13 @@ Arg = str | int
 #: (limits' moving window is a list, Goblin's a sorted set).
 PREFIX = "GOBLIN"
 
-#: limits counts an entry exactly ``expiry`` seconds old as inside the window; Goblin evicts
-#: scores at or below ``now - window``. Scores are whole milliseconds of the server's clock, so
-#: half a millisecond more keeps exactly the entries limits keeps.
-_BOUNDARY = ".0005"
+#: The moving window's ``window`` is ``expiry`` itself: Goblin evicts the entries at or below
+#: ``now - window``, so an entry counts while it is younger than ``expiry`` on the server's
+#: millisecond clock. (limits' own script, on the client's microsecond clock, also counts one
+#: exactly ``expiry`` old. On a millisecond clock that boundary is a whole millisecond wide:
+#: kept, as ``expiry + 0.0005`` would keep it, the window lasts up to 1 ms longer than ``expiry``,
+#: and limits' ``test_moving_window_huge_cost``, which waits 2 s by the client's clock and then
+#: expects the first entry gone, fails when that wait ends within the millisecond.)
 
 
 class GoblinModuleError(ConfigurationError):
@@ -135,8 +138,8 @@ def incr(key: str, expiry: object, amount: object) -> tuple[Arg, ...]:
     return ("GOBLIN.INCREX", key, seconds, "COST", cost)
 
 
-def window(expiry: int) -> str:
-    return f"{expiry}{_BOUNDARY}"
+def window(expiry: int) -> int:
+    return expiry
 
 
 def acquire_entry(key: str, limit: int, expiry: int, amount: int) -> tuple[Arg, ...]:
