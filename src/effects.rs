@@ -12,7 +12,7 @@ use goblin_core::decimal::Decimal;
 use goblin_core::gcra::{stored_tat, TatStore};
 use goblin_core::increx::{CounterPlan, CounterTtl};
 use goblin_core::native::increx::TtlChange;
-use goblin_core::zwindow::{Admission, Eviction, WindowExpiry, Zadded};
+use goblin_core::zwindow::{Eviction, WindowExpiry};
 
 use crate::server::{lazyfree_lazy_expire, Arg, Ctx, EventClass, Key, KeyKind};
 
@@ -42,6 +42,7 @@ macro_rules! core_commands {
 core_commands! {
     Set => c"SET",
     Incr => c"INCR",
+    Incrby => c"INCRBY",
     Del => c"DEL",
     Unlink => c"UNLINK",
     Zadd => c"ZADD",
@@ -61,6 +62,8 @@ pub enum Effect<'a> {
     Set { value: &'a [u8] },
     /// `INCR key`: the same value on the replica, whose state is the same; the TTL untouched.
     Incr,
+    /// `INCRBY key by`: as `INCR`, for a hit that costs more than 1.
+    Incrby { by: i64 },
     /// `DEL key`
     Del,
     /// `UNLINK key`
@@ -82,6 +85,7 @@ impl Effect<'_> {
                 CoreCommand::Set
             }
             Effect::Incr => CoreCommand::Incr,
+            Effect::Incrby { .. } => CoreCommand::Incrby,
             Effect::Del => CoreCommand::Del,
             Effect::Unlink => CoreCommand::Unlink,
             Effect::ZremRangeThrough { .. } => CoreCommand::Zremrangebyscore,
@@ -103,6 +107,10 @@ impl Effect<'_> {
             Effect::SetKeepTtl { value } => ctx.replicate(command, key, &[value, b"KEEPTTL"]),
             Effect::Set { value } => ctx.replicate(command, key, &[value]),
             Effect::Incr | Effect::Del | Effect::Unlink => ctx.replicate(command, key, &[]),
+            Effect::Incrby { by } => {
+                let by = Decimal::integer(by);
+                ctx.replicate(command, key, &[by.as_bytes()]);
+            }
             Effect::ZremRangeThrough { through } => {
                 let through = Decimal::score(through);
                 ctx.replicate(command, key, &[b"-inf", through.as_bytes()]);
@@ -130,8 +138,12 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
             // In place, so the running window's TTL keeps ticking (or stays absent).
             key.set_string(value);
             ctx.notify(EventClass::String, c"incrby", name);
-            // The cheapest effect to propagate: two arguments.
-            Effect::Incr.replicate(ctx, name);
+            // The cheapest effect to propagate: two arguments, or three for a cost.
+            match plan.by {
+                1 => Effect::Incr,
+                by => Effect::Incrby { by },
+            }
+            .replicate(ctx, name);
         }
         CounterTtl::ArmAt(at_ms) => {
             key.set_string(value);
@@ -230,23 +242,31 @@ impl TatStore for TatKey<'_, '_> {
     }
 
     fn store(&mut self, tat: i64) {
-        let (ctx, name) = (self.ctx, self.key.name());
         let stored = stored_tat(tat);
-        let (value, at_ms) = (stored.text, stored.expires_at_ms);
-        self.key.set_string(value.as_bytes());
-        self.key.set_abs_expire(at_ms);
         // The string class: the key is a string here (Redis's GCRA fires `gcra` in a class of
         // its own that older servers do not have).
-        ctx.notify(EventClass::String, c"gcra", name);
-        ctx.notify(EventClass::Generic, c"expire", name);
-        Effect::SetPxat {
-            value: value.as_bytes(),
-            at_ms,
-        }
-        .replicate(ctx, name);
-        ctx.signal_modified(name);
+        stored_with_expiry(
+            self.ctx,
+            self.key,
+            stored.text.as_bytes(),
+            stored.expires_at_ms,
+            c"gcra",
+        );
         self.tat = Some(tat);
     }
+}
+
+/// A string key written whole, with its expiry (GOBLIN.GCRA's TAT, GOBLIN.SWINDOW's counts):
+/// `event` in the string class and `expire`, and `SET key value PXAT at_ms` for the replicas
+/// and the AOF.
+pub fn stored_with_expiry(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], at_ms: i64, event: &CStr) {
+    let name = key.name();
+    key.set_string(value);
+    key.set_abs_expire(at_ms);
+    ctx.notify(EventClass::String, event, name);
+    ctx.notify(EventClass::Generic, c"expire", name);
+    Effect::SetPxat { value, at_ms }.replicate(ctx, name);
+    ctx.signal_modified(name);
 }
 
 /// After `zwindow::evict`: what ZREMRANGEBYSCORE would have said and replicated.
@@ -268,27 +288,20 @@ pub fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
     ctx.signal_modified(name);
 }
 
-/// After `zwindow::admit` granted `member` its slot at `now`: ZADD's events and effect (if the
-/// set changed), then the TTL re-armed.
+/// After ZWINDOW granted `member` its slot at `score` (`changed`: the set did change, a member
+/// added or moved): ZADD's events and effect (if it changed), then the TTL re-armed.
 pub fn recorded(
     ctx: &Ctx,
     key: &mut Key<'_>,
-    admission: Admission,
-    member: Arg<'_>,
-    now: f64,
+    changed: bool,
+    score: f64,
+    member: &[u8],
     expiry: WindowExpiry,
 ) {
     let name = key.name();
-    if admission
-        .zadded()
-        .is_some_and(|zadded| zadded != Zadded::Unchanged)
-    {
+    if changed {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
-        Effect::Zadd {
-            score: now,
-            member: member.as_bytes(),
-        }
-        .replicate(ctx, name);
+        Effect::Zadd { score, member }.replicate(ctx, name);
     }
     match expiry {
         WindowExpiry::At(at_ms) => {

@@ -66,14 +66,36 @@ impl From<ExpireOverflow> for CommandError {
     }
 }
 
+/// A count that must be at least 1 (GCRA's `TOKENS`, every `COST`), in Redis's words.
+pub const AT_LEAST_ONE: CommandError = CommandError::Message(
+    "ERR value is out of range, value must between 1 and 9223372036854775807",
+);
+
+/// GOBLIN.ZWINDOW's own errors.
+pub mod zwindow {
+    use super::CommandError::{self, Message};
+
+    /// `COST` on a window whose members inside were written without it: their units are
+    /// unknown.
+    pub const NOT_COST_ENTRIES: CommandError =
+        Message("ERR the window holds members written without COST");
+}
+
+/// GOBLIN.SWINDOW's and GOBLIN.SWSTATS's own errors.
+pub mod swindow {
+    use super::CommandError::{self, Message};
+
+    pub const WINDOW_RANGE: CommandError = Message("ERR window must be > 0");
+    pub const NOT_A_COUNTER: CommandError =
+        Message("ERR the key holds a string that is not a sliding window counter");
+}
+
 /// GOBLIN.GCRA's errors, in the words of the GCRA command Redis wrote.
 pub mod gcra {
     use super::CommandError::{self, Message};
 
     pub const MUST_BE_POSITIVE: CommandError =
         Message("ERR value is out of range, must be positive");
-    pub const AT_LEAST_ONE: CommandError =
-        Message("ERR value is out of range, value must between 1 and 9223372036854775807");
     pub const PERIOD_RANGE: CommandError = Message("ERR period must be > 0 and < 1e12");
     pub const MISSING_TOKENS: CommandError = Message("ERR Missing TOKENS value");
     pub const NOT_A_TAT: CommandError = Message("ERR Invalid TaT value");

@@ -19,7 +19,10 @@ use commands::native::delex::Delex;
 use commands::native::delifeq::Delifeq;
 use commands::native::digest::Digest;
 use commands::native::increx::Increx;
+use commands::swindow::GoblinSwindow;
+use commands::swstats::GoblinSwstats;
 use commands::zwindow::GoblinZwindow;
+use commands::zwstats::GoblinZwstats;
 use server::{registration, ModuleSpec, Registration};
 
 /// Every command of the module, in the order `INFO goblin` lists them: Goblin's own, then
@@ -29,6 +32,9 @@ const COMMANDS: &[Registration] = &[
     registration::<GoblinZwindow>(),
     registration::<GoblinCad>(),
     registration::<GoblinGcra>(),
+    registration::<GoblinZwstats>(),
+    registration::<GoblinSwindow>(),
+    registration::<GoblinSwstats>(),
     registration::<Increx>(),
     registration::<Delex>(),
     registration::<Digest>(),
@@ -38,7 +44,8 @@ const COMMANDS: &[Registration] = &[
 /// What the server loads: `server::module` registers it in `RedisModule_OnLoad`.
 pub(crate) static MODULE: ModuleSpec = ModuleSpec {
     name: c"goblin",
-    version: 100,
+    // 0.3.0: major * 10000 + minor * 100 + patch, as MODULE LIST shows it.
+    version: 300,
     commands: COMMANDS,
     replicates_as: effects::CoreCommand::NAMES,
 };

@@ -145,10 +145,13 @@ on_every_server! {
         let server = Server::start(flavor);
         let mut c = server.conn();
         for (name, since, args) in [
-            ("goblin.increx", "0.1.0", vec!["key", "seconds"]),
-            ("goblin.zwindow", "0.1.0", vec!["key", "now", "window", "limit", "member"]),
+            ("goblin.increx", "0.1.0", vec!["key", "seconds", "cost"]),
+            ("goblin.zwindow", "0.1.0", vec!["key", "now", "window", "limit", "member", "cost"]),
             ("goblin.cad", "0.1.0", vec!["key", "value"]),
             ("goblin.gcra", "0.2.0", vec!["key", "max-burst", "tokens-per-period", "period", "count"]),
+            ("goblin.zwstats", "0.3.0", vec!["key", "now", "window"]),
+            ("goblin.swindow", "0.3.0", vec!["key", "window", "limit", "cost"]),
+            ("goblin.swstats", "0.3.0", vec!["key", "window"]),
         ] {
             let docs = c.call(&["COMMAND", "DOCS", name]);
             let docs = docs.array();

@@ -1,6 +1,7 @@
 //! Every command page's table of situations (`docs/commands/`) and the tests' rows are the same
 //! list, so neither can change without the other; and the stand-ins' rows hold on every server,
-//! native command or Goblin's. (GOBLIN.* rows run in their commands' own test files.)
+//! native command or Goblin's. (GOBLIN.INCREX's, ZWINDOW's, CAD's and GCRA's rows run in their
+//! commands' own test files.)
 
 mod common;
 use common::*;
@@ -38,5 +39,14 @@ on_every_server! {
         run_table(&mut c, "delex", DELEX_ROWS);
         run_table(&mut c, "digest", DIGEST_ROWS);
         run_table(&mut c, "delifeq", DELIFEQ_ROWS);
+    }
+
+    /// Goblin's read commands and the sliding window counter, as their pages say.
+    fn the_window_pages_hold_on_every_server(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "zwstats", GOBLIN_ZWSTATS_ROWS);
+        run_table(&mut c, "swindow", GOBLIN_SWINDOW_ROWS);
+        run_table(&mut c, "swstats", GOBLIN_SWSTATS_ROWS);
     }
 }

@@ -11,5 +11,6 @@ pub mod decimal;
 pub mod gcra;
 pub mod increx;
 pub mod native;
+pub mod swindow;
 pub mod word;
 pub mod zwindow;

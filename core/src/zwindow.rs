@@ -3,6 +3,7 @@
 //! the few sorted-set operations it needs: the server's sorted set in the module, a `BTreeMap`
 //! model (`model.rs`) in the unit tests and the fuzzer.
 
+pub mod cost;
 pub mod model;
 
 /// The sorted-set operations the algorithm needs.
@@ -26,6 +27,12 @@ pub trait SortedWindow {
     fn score(&self, member: &Self::Member) -> Option<f64>;
     /// Adds `member` at `score`, or moves it there; creates the set if needed.
     fn add(&mut self, score: f64, member: &Self::Member) -> Zadded;
+    /// `add`, for a member the algorithm made (a COST entry).
+    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded;
+    /// `read` of the lowest member scored above `cutoff`, and its score.
+    fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R>;
+    /// `read` of the highest member, and its score.
+    fn last<R>(&self, read: impl FnOnce(&[u8], f64) -> R) -> Option<R>;
 }
 
 /// What adding a member did to the set.
@@ -516,6 +523,15 @@ mod tests {
         }
         fn add(&mut self, score: f64, member: &[u8]) -> Zadded {
             self.0.add(score, member)
+        }
+        fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
+            self.0.add(score, member)
+        }
+        fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
+            self.0.first_above(cutoff, read)
+        }
+        fn last<R>(&self, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
+            self.0.last(read)
         }
     }
 

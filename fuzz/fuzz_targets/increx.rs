@@ -32,13 +32,20 @@ fuzz_target!(|data: &[u8]| {
             0,
         ]) << 20,
     );
-    match plan(current, seconds, || now) {
+    // A cost of 1 to 256, or one near i64::MAX.
+    let small = i64::from(data.get(18).copied().unwrap_or(0));
+    let cost = match data.get(19) {
+        Some(0xff) => i64::MAX - small,
+        _ => 1 + small,
+    };
+    match plan(current, seconds, cost, || now) {
         Ok(p) => {
-            assert_eq!(Some(p.value), current.unwrap_or(0).checked_add(1));
+            assert_eq!(Some(p.value), current.unwrap_or(0).checked_add(cost));
+            assert_eq!(p.by, cost);
             match p.ttl {
-                CounterTtl::Keep => assert_ne!(p.value, 1),
+                CounterTtl::Keep => assert_ne!(p.value, cost),
                 CounterTtl::ArmAt(at) => {
-                    assert_eq!(p.value, 1);
+                    assert_eq!(p.value, cost);
                     assert!(at > now);
                     assert_eq!(
                         Some(at),
@@ -46,12 +53,14 @@ fuzz_target!(|data: &[u8]| {
                     );
                 }
                 CounterTtl::DeleteNow => {
-                    assert_eq!(p.value, 1);
+                    assert_eq!(p.value, cost);
                     assert!(seconds <= 0);
                 }
             }
         }
-        Err(CounterError::IncrementOverflow) => assert_eq!(current, Some(i64::MAX)),
+        Err(CounterError::IncrementOverflow) => {
+            assert!(current.unwrap_or(0).checked_add(cost).is_none())
+        }
         Err(CounterError::ExpireOverflow) => {
             assert_eq!(current.unwrap_or(0), 0);
             assert!(seconds

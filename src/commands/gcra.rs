@@ -14,7 +14,7 @@
 use goblin_core::gcra::{read_tat, throttle, Limits};
 
 use crate::effects::TatKey;
-use crate::error::gcra::{AT_LEAST_ONE, MISSING_TOKENS, MUST_BE_POSITIVE, PERIOD_RANGE};
+use crate::error::gcra::{MISSING_TOKENS, MUST_BE_POSITIVE, PERIOD_RANGE};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::server::stats::{CommandStats, Counter};
@@ -29,15 +29,6 @@ static LIMITED: Counter = Counter::new();
 pub struct GcraArgs<'call> {
     key: Arg<'call>,
     limits: Limits,
-}
-
-/// An integer of at least 1.
-fn positive(arg: Arg<'_>) -> Result<i64, CommandError> {
-    match arg.to_i64() {
-        None => Err(CommandError::NotInteger),
-        Some(value) if value < 1 => Err(AT_LEAST_ONE),
-        Some(value) => Ok(value),
-    }
 }
 
 impl Command for GoblinGcra {
@@ -75,7 +66,7 @@ impl Command for GoblinGcra {
             .to_i64()
             .filter(|value| *value >= 0)
             .ok_or(MUST_BE_POSITIVE)?;
-        let tokens_per_period = positive(args.next()?)?;
+        let tokens_per_period = args.next()?.to_count()?;
         let period = args
             .next()?
             .to_f64_as_redis()
@@ -87,7 +78,7 @@ impl Command for GoblinGcra {
             [] => 1,
             [token, ..] if !token.is("TOKENS") => return Err(CommandError::Syntax),
             [_] => return Err(MISSING_TOKENS),
-            [_, count] => positive(*count)?,
+            [_, count] => count.to_count()?,
             _ => return Err(CommandError::WrongArity),
         };
         Ok(GcraArgs {

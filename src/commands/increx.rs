@@ -1,4 +1,5 @@
-//! GOBLIN.INCREX key seconds: INCR, and EXPIRE on the first hit, as one atomic command.
+//! GOBLIN.INCREX key seconds [COST n]: INCRBY n (1 by default), and EXPIRE on the window's first
+//! hit (the result is the cost: the key was missing or held 0), as one atomic command.
 
 use goblin_core::decimal::parse_integer;
 use goblin_core::increx;
@@ -16,6 +17,7 @@ static STATS: CommandStats = CommandStats::new();
 pub struct GoblinIncrexArgs<'call> {
     key: Arg<'call>,
     seconds: i64,
+    cost: i64,
 }
 
 impl Command for GoblinIncrex {
@@ -23,11 +25,15 @@ impl Command for GoblinIncrex {
         name: c"goblin.increx",
         flags: c"write deny-oom fast",
         acl_categories: c"write string fast",
-        summary: c"Increments the integer at key and arms a TTL of seconds on the first hit (a fixed-window counter).",
+        summary: c"Increments the integer at key by 1 (or by COST) and arms a TTL of seconds on the window's first hit (a fixed-window counter).",
         complexity: c"O(1)",
         since: c"0.1.0",
         key: KeyAccess::ReadUpdate,
-        args: &[ArgDoc::key(c"key"), ArgDoc::integer(c"seconds")],
+        args: &[
+            ArgDoc::key(c"key"),
+            ArgDoc::integer(c"seconds"),
+            ArgDoc::integer(c"cost").token("COST").optional(),
+        ],
         stats: &STATS,
         info_name: "increx",
         outcomes: &[],
@@ -38,12 +44,13 @@ impl Command for GoblinIncrex {
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<GoblinIncrexArgs<'call>, CommandError> {
         let key = args.next()?;
-        let seconds = args.next()?;
-        args.finish()?;
-        Ok(GoblinIncrexArgs {
-            key,
-            seconds: seconds.to_i64().ok_or(CommandError::NotInteger)?,
-        })
+        let seconds = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
+        let cost = match args.rest() {
+            [] => 1,
+            [option, value] if option.is("COST") => value.to_count()?,
+            _ => return Err(CommandError::Syntax),
+        };
+        Ok(GoblinIncrexArgs { key, seconds, cost })
     }
 
     fn run<'call>(
@@ -60,7 +67,7 @@ impl Command for GoblinIncrex {
             ),
             KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
         };
-        let plan = increx::plan(current, args.seconds, || ctx.now_ms())?;
+        let plan = increx::plan(current, args.seconds, args.cost, || ctx.now_ms())?;
         effects::write_counter(ctx, &mut key, &plan);
         Ok(Reply::Int(plan.value))
     }

@@ -7,4 +7,7 @@ pub mod cad;
 pub mod gcra;
 pub mod increx;
 pub mod native;
+pub mod swindow;
+pub mod swstats;
 pub mod zwindow;
+pub mod zwstats;

@@ -2,18 +2,22 @@
 //! left the window, refresh a holder or admit a newcomer if there is room, re-arm the TTL. The
 //! algorithm is `goblin_core::zwindow`, run on the key's sorted set.
 //!
+//! With `COST n` a request takes `n` units of `limit`, all or nothing, as one member whatever
+//! `n` (`goblin_core::zwindow::cost`).
+//!
 //! `now` may be `*`: the server's clock, in seconds with millisecond precision, from the same
 //! command-time snapshot its TTLs count from. Leases shared by many machines then do not depend
 //! on their clocks agreeing; replicas and the AOF get the resolved time, never `*`.
 
 use goblin_core::clock::Now;
-use goblin_core::zwindow::{self, Admission};
+use goblin_core::zwindow::cost::{self, CostAdmission};
+use goblin_core::zwindow::{self, Admission, WindowExpiry, Zadded};
 
 use crate::effects;
-use crate::error::CommandError;
+use crate::error::{zwindow::NOT_COST_ENTRIES, CommandError};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
 
 pub struct GoblinZwindow;
 
@@ -26,6 +30,8 @@ static REJECTED: Counter = Counter::new();
 static EVICTED: Counter = Counter::new();
 /// Calls that took `now` from the server's clock (`*`).
 static SERVER_CLOCK: Counter = Counter::new();
+/// Calls with `COST`.
+static COSTED: Counter = Counter::new();
 
 pub struct ZwindowArgs<'call> {
     key: Arg<'call>,
@@ -33,6 +39,8 @@ pub struct ZwindowArgs<'call> {
     window: f64,
     limit: i64,
     member: Arg<'call>,
+    /// `COST n`: units instead of members.
+    cost: Option<i64>,
 }
 
 impl Command for GoblinZwindow {
@@ -40,7 +48,7 @@ impl Command for GoblinZwindow {
         name: c"goblin.zwindow",
         flags: c"write deny-oom",
         acl_categories: c"write sortedset slow",
-        summary: c"Admits member into a sliding window of limit members (evicting members at or below now - window), refreshes a holder, or rejects; re-arms the TTL.",
+        summary: c"Admits member into a sliding window of limit members (evicting members at or below now - window), refreshes a holder, or rejects; re-arms the TTL. With COST, the request takes n units of the limit.",
         complexity: c"O(log(N) + M) with N the members in the set and M the members evicted (at most about 1,024 per call).",
         since: c"0.1.0",
         key: KeyAccess::ReadUpdate,
@@ -56,6 +64,7 @@ impl Command for GoblinZwindow {
             ArgDoc::double(c"window"),
             ArgDoc::integer(c"limit"),
             ArgDoc::string(c"member"),
+            ArgDoc::integer(c"cost").token("COST").optional(),
         ],
         stats: &STATS,
         info_name: "zwindow",
@@ -65,6 +74,7 @@ impl Command for GoblinZwindow {
             ("rejected", &REJECTED),
             ("evicted", &EVICTED),
             ("server_clock", &SERVER_CLOCK),
+            ("cost", &COSTED),
         ],
         stand_in: false,
     };
@@ -79,13 +89,25 @@ impl Command for GoblinZwindow {
             args.next()?,
             args.next()?,
         );
-        args.finish()?;
+        let (now, window) = (now.to_now()?, window.to_finite_f64()?);
+        let limit = limit.to_i64().ok_or(CommandError::NotInteger)?;
+        let mut cost = None;
+        let mut options = args.rest().iter();
+        while let Some(option) = options.next() {
+            match options.next() {
+                Some(value) if option.is("COST") && cost.is_none() => {
+                    cost = Some(value.to_count()?)
+                }
+                _ => return Err(CommandError::Syntax),
+            }
+        }
         Ok(ZwindowArgs {
             key,
-            now: now.to_now()?,
-            window: window.to_finite_f64()?,
-            limit: limit.to_i64().ok_or(CommandError::NotInteger)?,
+            now,
+            window,
+            limit,
             member,
+            cost,
         })
     }
 
@@ -102,8 +124,12 @@ impl Command for GoblinZwindow {
             SERVER_CLOCK.add(1);
         }
         let now = args.now.resolve(now_ms);
-
         let cutoff = zwindow::cutoff(now, args.window);
+        if let Some(cost) = args.cost {
+            COSTED.add(1);
+            return costed(ctx, &mut key, &args, cost, now, cutoff, expiry);
+        }
+
         let eviction = zwindow::evict(&mut key, cutoff);
         EVICTED.add(eviction.count as u64);
         effects::evicted(ctx, &key, &eviction);
@@ -113,9 +139,44 @@ impl Command for GoblinZwindow {
             Admission::Refreshed(_) => REFRESHED.add(1),
             Admission::Rejected => REJECTED.add(1),
         }
-        if admission.granted() {
-            effects::recorded(ctx, &mut key, admission, args.member, now, expiry);
+        if let Some(zadded) = admission.zadded() {
+            let changed = zadded != Zadded::Unchanged;
+            effects::recorded(ctx, &mut key, changed, now, args.member.as_bytes(), expiry);
         }
         Ok(Reply::Int(i64::from(admission.granted())))
+    }
+}
+
+/// A call with `COST cost`: a request dearer than the limit is refused before anything is
+/// written; otherwise the window's units are read (a window written without `COST` is an error,
+/// still before any write), then eviction, then one entry for the whole cost, or none.
+fn costed<'call>(
+    ctx: &'call Ctx,
+    key: &mut Key<'call>,
+    args: &ZwindowArgs<'call>,
+    cost: i64,
+    now: f64,
+    cutoff: f64,
+    expiry: WindowExpiry,
+) -> Result<Reply<'call>, CommandError> {
+    let cost = cost as u64;
+    if !cost::fits(0, cost, args.limit) {
+        REJECTED.add(1);
+        return Ok(Reply::Int(0));
+    }
+    let usage = cost::usage(key, cutoff).map_err(|_| NOT_COST_ENTRIES)?;
+    let eviction = zwindow::evict(key, cutoff);
+    EVICTED.add(eviction.count as u64);
+    effects::evicted(ctx, key, &eviction);
+    match cost::admit(key, &usage, args.limit, now, cost, args.member.as_bytes()) {
+        CostAdmission::Admitted { score, member } => {
+            ADMITTED.add(1);
+            effects::recorded(ctx, key, true, score, &member, expiry);
+            Ok(Reply::Int(1))
+        }
+        CostAdmission::Rejected => {
+            REJECTED.add(1);
+            Ok(Reply::Int(0))
+        }
     }
 }

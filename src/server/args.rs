@@ -28,6 +28,18 @@ impl<'call> Arg<'call> {
         self.ptr.as_ptr()
     }
 
+    /// A string of the server's, as an argument, for as long as the caller keeps it alive.
+    ///
+    /// # Safety
+    /// `ptr` is a live, non-NULL string that outlives every use of the returned value.
+    pub(super) unsafe fn from_raw(ptr: *mut raw::RedisModuleString) -> Arg<'call> {
+        Arg {
+            // SAFETY: the caller's promise.
+            ptr: unsafe { NonNull::new_unchecked(ptr) },
+            _call: PhantomData,
+        }
+    }
+
     /// Views the server's `argv` in place, without a copy or a retain.
     ///
     /// # Safety
@@ -93,6 +105,15 @@ impl<'call> Arg<'call> {
         self.to_f64()
             .filter(|value| value.is_finite())
             .ok_or(CommandError::NotFloat)
+    }
+
+    /// An integer of at least 1: a cost (`COST`), GCRA's `tokens_per_period` and `TOKENS`.
+    pub fn to_count(self) -> Result<i64, CommandError> {
+        match self.to_i64() {
+            None => Err(CommandError::NotInteger),
+            Some(value) if value < 1 => Err(crate::error::AT_LEAST_ONE),
+            Some(value) => Ok(value),
+        }
     }
 
     /// A time: `*` for the server's clock, or the caller's, a finite double. The one reader of

@@ -134,6 +134,23 @@ impl Ctx {
         }
     }
 
+    /// Runs `with` on a string object holding `bytes`, made for it and freed after.
+    pub fn with_string<R>(&self, bytes: &[u8], with: impl FnOnce(Arg<'_>) -> R) -> R {
+        let text = if bytes.is_empty() {
+            c"".as_ptr()
+        } else {
+            bytes.as_ptr().cast::<c_char>()
+        };
+        // SAFETY: a live context and a byte range the server copies; the string is freed once,
+        // after its last use.
+        unsafe {
+            let string = api!(RedisModule_CreateString)(self.raw(), text, bytes.len());
+            let result = with(Arg::from_raw(string));
+            api!(RedisModule_FreeString)(self.raw(), string);
+            result
+        }
+    }
+
     /// Fires a keyspace notification for `key`.
     pub fn notify(&self, class: EventClass, event: &CStr, key: Arg<'_>) {
         let class = match class {

@@ -120,6 +120,33 @@ impl<'call> Key<'call> {
         Some(score)
     }
 
+    /// `read` of the member and score the score-range iterator stands on, after `seek` placed it
+    /// (`None` if it found nothing): the member is the server's, freed here, and the iterator
+    /// stopped.
+    fn read_at<R>(
+        &self,
+        seek: impl FnOnce(*mut raw::RedisModuleKey) -> c_int,
+        read: impl FnOnce(&[u8], f64) -> R,
+    ) -> Option<R> {
+        let mut score = 0.0;
+        // SAFETY: an open key; the element is read while alive and freed once, and the
+        // iterator is stopped whether or not the seek found anything.
+        unsafe {
+            let key = self.raw();
+            if seek(key) != raw::REDISMODULE_OK as c_int {
+                return None;
+            }
+            let member = api!(RedisModule_ZsetRangeCurrentElement)(key, &mut score);
+            api!(RedisModule_ZsetRangeStop)(key);
+            if member.is_null() {
+                return None;
+            }
+            let found = read(Arg::from_raw(member).as_bytes(), score);
+            api!(RedisModule_FreeString)(self.ctx.raw(), member);
+            Some(found)
+        }
+    }
+
     /// How many members score above `cutoff`, counting down from the highest and stopping at
     /// `cap`: O(log n + cap).
     fn count_scored_above(&self, cutoff: f64, cap: usize) -> usize {
@@ -172,5 +199,30 @@ impl<'call> SortedWindow for Key<'call> {
 
     fn add(&mut self, score: f64, member: &Arg<'call>) -> Zadded {
         self.zadd(score, *member)
+    }
+
+    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
+        let ctx = self.ctx;
+        ctx.with_string(member, |member| self.zadd(score, member))
+    }
+
+    fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
+        self.read_at(
+            // SAFETY (for the closure's call): an open key; `cutoff` excluded, up to +inf.
+            |key| unsafe {
+                api!(RedisModule_ZsetFirstInScoreRange)(key, cutoff, f64::INFINITY, 1, 0)
+            },
+            read,
+        )
+    }
+
+    fn last<R>(&self, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
+        self.read_at(
+            // SAFETY (for the closure's call): an open key; the whole range.
+            |key| unsafe {
+                api!(RedisModule_ZsetLastInScoreRange)(key, f64::NEG_INFINITY, f64::INFINITY, 0, 0)
+            },
+            read,
+        )
     }
 }

@@ -13,13 +13,27 @@ pub const GOBLIN_ZWINDOW_INVALID_EXPIRE: &str =
 pub const GOBLIN_INCREX_ARITY: &str = "ERR wrong number of arguments for 'goblin.increx' command";
 pub const GOBLIN_ZWINDOW_ARITY: &str = "ERR wrong number of arguments for 'goblin.zwindow' command";
 pub const GOBLIN_CAD_ARITY: &str = "ERR wrong number of arguments for 'goblin.cad' command";
+pub const GOBLIN_ZWSTATS_ARITY: &str = "ERR wrong number of arguments for 'goblin.zwstats' command";
+pub const GOBLIN_SWINDOW_ARITY: &str = "ERR wrong number of arguments for 'goblin.swindow' command";
+pub const GOBLIN_SWSTATS_ARITY: &str = "ERR wrong number of arguments for 'goblin.swstats' command";
+
+/// A count that must be at least 1 (GOBLIN.GCRA's TOKENS, every COST), in Redis's words.
+pub const AT_LEAST_ONE: &str =
+    "ERR value is out of range, value must between 1 and 9223372036854775807";
+/// GOBLIN.ZWINDOW's COST on a window written without it.
+pub const ZWINDOW_NOT_COST_ENTRIES: &str = "ERR the window holds members written without COST";
+/// GOBLIN.SWINDOW's and GOBLIN.SWSTATS's own.
+pub const SWINDOW_WINDOW_RANGE: &str = "ERR window must be > 0";
+pub const SWINDOW_NOT_A_COUNTER: &str =
+    "ERR the key holds a string that is not a sliding window counter";
+pub const GOBLIN_SWINDOW_INVALID_EXPIRE: &str =
+    "ERR invalid expire time in 'goblin.swindow' command";
 
 /// GOBLIN.GCRA's error texts: Redis's GCRA's, word for word (the arity error names Goblin's
 /// command), and two of Goblin's own for a string that is not a TAT.
 pub const GOBLIN_GCRA_ARITY: &str = "ERR wrong number of arguments for 'goblin.gcra' command";
 pub const GCRA_MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
-pub const GCRA_AT_LEAST_ONE: &str =
-    "ERR value is out of range, value must between 1 and 9223372036854775807";
+pub const GCRA_AT_LEAST_ONE: &str = AT_LEAST_ONE;
 pub const GCRA_PERIOD_RANGE: &str = "ERR period must be > 0 and < 1e12";
 pub const GCRA_MISSING_TOKENS: &str = "ERR Missing TOKENS value";
 pub const GCRA_NOT_A_TAT: &str = "ERR Invalid TaT value";
@@ -84,4 +98,7 @@ pub const ALL_ERRORS: &[&str] = &[
     DELEX_NOT_A_STRING,
     DELEX_UNKNOWN_CONDITION,
     DELEX_DIGEST_LENGTH,
+    ZWINDOW_NOT_COST_ENTRIES,
+    SWINDOW_WINDOW_RANGE,
+    SWINDOW_NOT_A_COUNTER,
 ];

@@ -31,6 +31,10 @@ pub enum Expect {
     /// An array of bulk strings (INCREX BYFLOAT's `["2.5", "1.5"]`, in RESP2).
     Bulks(&'static [&'static str]),
     Null,
+    /// An array, element by element.
+    Array(&'static [Expect]),
+    /// Any reply: a field that depends on the clock (a TTL in milliseconds).
+    Any,
     Error(&'static str),
 }
 
@@ -43,6 +47,21 @@ impl Expect {
             Expect::Bulks(texts) => Reply::Array(texts.iter().map(|text| bulk(text)).collect()),
             Expect::Null => Reply::Nil,
             Expect::Error(e) => Reply::Error(e.to_string()),
+            Expect::Array(_) | Expect::Any => unreachable!("a pattern is matched, not made"),
+        }
+    }
+
+    /// Whether `reply` is what this expects.
+    fn matches(&self, reply: &Reply) -> bool {
+        match self {
+            Expect::Any => true,
+            Expect::Array(items) => match reply {
+                Reply::Array(got) => {
+                    got.len() == items.len() && items.iter().zip(got).all(|(e, g)| e.matches(g))
+                }
+                _ => false,
+            },
+            other => other.reply() == *reply,
         }
     }
 }
@@ -63,6 +82,13 @@ pub enum Effect {
     Persisted { value: Value },
     /// The key holds `value`, expiring at the absolute Unix time `at_ms`.
     ExpiresAt { value: Value, at_ms: i64 },
+    /// GOBLIN.SWINDOW's counts stored: `start:current:previous`, the current window's start
+    /// being that of the server's clock at the call, and the key expiring two windows after it.
+    Counts {
+        current: i64,
+        previous: i64,
+        window_ms: i64,
+    },
     /// The key holds `value` with a TTL armed at server time + `ttl_ms`, the server time being
     /// read just before and just after the call.
     Armed { value: Value, ttl_ms: i64 },
@@ -195,19 +221,20 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
                 }
                 let call = rename(fill(case.call, &key, value));
                 let what = format!("{}: {call:?}", row.situation);
-                let expected = match native {
-                    Some(native) => native.reply(case.reply.reply()),
-                    None => case.reply.reply(),
+                // The native's error texts name the native command.
+                let matches = |reply: &Reply| match (native, &case.reply) {
+                    (Some(native), Expect::Error(_)) => *reply == native.reply(case.reply.reply()),
+                    _ => case.reply.matches(reply),
                 };
                 calls += 1;
                 if let Effect::Nothing = case.effect {
                     let args: Vec<&str> = call.iter().map(String::as_str).collect();
-                    assert_writes_nothing(c, &args, &key, &expected);
+                    assert_writes_nothing_matching(c, &args, &key, matches);
                     continue;
                 }
                 let before = snapshot(c, &key);
                 let (t0, reply, t1) = (server_ms(c), c.call(&call), server_ms(c));
-                assert_eq!(reply, expected, "{what}");
+                assert!(matches(&reply), "{what}: {reply:?}");
                 let after = snapshot(c, &key);
                 match &case.effect {
                     Effect::Nothing => unreachable!(),
@@ -220,6 +247,24 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
                             assert_value(&after, value, &what);
                         }
                         assert_eq!(after.2, -1, "{what}: a TTL is left");
+                    }
+                    Effect::Counts {
+                        current,
+                        previous,
+                        window_ms,
+                    } => {
+                        let text = after.1.text();
+                        let start = |ms: i64| ms.div_euclid(*window_ms) * window_ms;
+                        let fits = (start(t0)..=start(t1))
+                            .step_by(*window_ms as usize)
+                            .any(|s| {
+                                text == format!("{s}:{current}:{previous}")
+                                    && after.2 == s + 2 * window_ms
+                            });
+                        assert!(
+                            after.0 == "string" && fits,
+                            "{what}: {after:?}, expected {current}:{previous} in a window of {window_ms} ms at [{t0}, {t1}]"
+                        );
                     }
                     Effect::ExpiresAt { value, at_ms } => {
                         if native.is_none() {
@@ -349,8 +394,25 @@ fn states_error(spans: &[&str], n: usize, e: &str) -> bool {
 /// The fields of an array reply cell, `` `[0, limit, remaining, -1, reset_after]` `` or
 /// `` `["2.5", "1.5"]` ``; `None` if the cell is not an array.
 fn array_cell(cell: &str) -> Option<Vec<&str>> {
-    let fields = cell.strip_prefix("`[")?.strip_suffix("]`")?;
+    let fields = code_spans(cell)
+        .first()?
+        .strip_prefix('[')?
+        .strip_suffix(']')?;
     Some(fields.split(", ").collect())
+}
+
+/// Whether a field of an array cell states `item`: a number states an integer, a quoted text a
+/// bulk string, `nil` a null; a word (`previous_ttl_ms`) states nothing.
+fn field_fits(field: &str, item: &Expect) -> bool {
+    let quoted = field.starts_with('"');
+    match (field.parse::<i64>(), item) {
+        (Ok(k), Expect::Int(n)) => k == *n,
+        (Ok(_), _) => false,
+        (Err(_), Expect::Bulk(text)) if quoted => field == format!("{text:?}"),
+        (Err(_), Expect::Null) if field == "nil" => true,
+        // A word names the field and states nothing of it.
+        (Err(_), _) => !quoted && field != "nil",
+    }
 }
 
 /// Whether the array `ns` fits a reply cell `[0, limit, remaining, -1, reset_after]`: as many
@@ -411,6 +473,15 @@ pub fn assert_rows_are_the_page_table(page: &str, rows: &[Row]) {
                     "{heading}: {situation}: reply {text:?}, the page says {reply}"
                 ),
                 Expect::Null => assert_eq!(stated, "(nil)", "{heading}: {situation}"),
+                Expect::Array(items) => assert!(
+                    array_cell(reply).is_some_and(|fields| fields.len() == items.len()
+                        && fields
+                            .iter()
+                            .zip(*items)
+                            .all(|(field, item)| field_fits(field, item))),
+                    "{heading}: {situation}: the page says {reply}"
+                ),
+                Expect::Any => {}
                 Expect::Error(e) => {
                     let stating: Vec<usize> = (0..spans.len())
                         .filter(|&n| states_error(&spans, n, e))

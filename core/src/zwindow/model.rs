@@ -92,6 +92,23 @@ impl SortedWindow for ModelWindow {
         self.scores.get(member).copied()
     }
 
+    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
+        self.add(score, member)
+    }
+
+    fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
+        self.by_score
+            .iter()
+            .find(|(score, _)| score.0 > cutoff)
+            .map(|(score, member)| read(member, score.0))
+    }
+
+    fn last<R>(&self, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
+        self.by_score
+            .last()
+            .map(|(score, member)| read(member, score.0))
+    }
+
     fn add(&mut self, score: f64, member: &[u8]) -> Zadded {
         match self.scores.insert(member.to_vec(), score) {
             None => {

@@ -106,8 +106,61 @@ pub const GOBLIN_INCREX_ROWS: &[Row] = &[
         ],
     },
     Row {
-        situation: "`seconds` not an integer",
+        situation: "`COST n`, key missing",
         cases: &[
+            case(
+                &[],
+                &["GOBLIN.INCREX", "{}", "30", "COST", "5"],
+                Int(5),
+                Armed {
+                    value: Str("5"),
+                    ttl_ms: 30_000,
+                },
+            ),
+            case(
+                &[&["SET", "{}", "0", "PX", "999999"]],
+                &["GOBLIN.INCREX", "{}", "30", "cost", "100"],
+                Int(100),
+                Armed {
+                    value: Str("100"),
+                    ttl_ms: 30_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "`COST n`, key holds an integer, result is not `n`",
+        cases: &[
+            case(
+                &[&["SET", "{}", "5", "EX", "100"]],
+                &["GOBLIN.INCREX", "{}", "30", "COST", "7"],
+                Int(12),
+                TtlKept { value: Str("12") },
+            ),
+            case(
+                &[&["SET", "{}", "5"]],
+                &["GOBLIN.INCREX", "{}", "30", "COST", "7"],
+                Int(12),
+                TtlKept { value: Str("12") },
+            ),
+            case(
+                &[&["SET", "{}", "-7", "EX", "100"]],
+                &["GOBLIN.INCREX", "{}", "30", "COST", "7"],
+                Int(0),
+                TtlKept { value: Str("0") },
+            ),
+        ],
+    },
+    Row {
+        situation: "`seconds` or `n` not an integer",
+        cases: &[
+            Case {
+                setup: &[&["SET", "{}", "3", "EX", "100"]],
+                call: &["GOBLIN.INCREX", "{}", "30", "COST", "{v}"],
+                each: &["abc", "1.5", " 5", "", "+5", "9223372036854775808"],
+                reply: Error(NOT_INTEGER),
+                effect: Nothing,
+            },
             Case {
                 setup: &[&["SET", "{}", "3", "EX", "100"]],
                 call: &["GOBLIN.INCREX", "{}", "{v}"],
@@ -147,6 +200,45 @@ pub const GOBLIN_INCREX_ROWS: &[Row] = &[
         ],
     },
     Row {
+        situation: "`n` below 1",
+        cases: &[Case {
+            setup: &[&["SET", "{}", "3", "EX", "100"]],
+            call: &["GOBLIN.INCREX", "{}", "30", "COST", "{v}"],
+            each: &["0", "-1", "-9223372036854775808"],
+            reply: Error(AT_LEAST_ONE),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "an option other than `COST`, or `COST` without a value",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.INCREX", "{}", "30", "COST"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.INCREX", "{}", "30", "BY", "5"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.INCREX", "{}", "1", "2"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.INCREX", "{}", "30", "COST", "1", "COST", "2"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+        ],
+    },
+    Row {
         situation: "value not an integer (`abc`, `1.5`, `\" 5\"`, `01`)",
         cases: &[Case {
             setup: &[&["SET", "{}", "{v}", "EX", "100"]],
@@ -157,13 +249,21 @@ pub const GOBLIN_INCREX_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "value is `9223372036854775807`",
-        cases: &[case(
-            &[&["SET", "{}", "9223372036854775807"]],
-            &["GOBLIN.INCREX", "{}", "10"],
-            Error(OVERFLOW),
-            Nothing,
-        )],
+        situation: "value plus the cost past `9223372036854775807`",
+        cases: &[
+            case(
+                &[&["SET", "{}", "9223372036854775807"]],
+                &["GOBLIN.INCREX", "{}", "10"],
+                Error(OVERFLOW),
+                Nothing,
+            ),
+            case(
+                &[&["SET", "{}", "9223372036854775800"]],
+                &["GOBLIN.INCREX", "{}", "10", "COST", "8"],
+                Error(OVERFLOW),
+                Nothing,
+            ),
+        ],
     },
     Row {
         situation: "result is 1 and server time + `seconds` overflows",
@@ -223,18 +323,6 @@ pub const GOBLIN_INCREX_ROWS: &[Row] = &[
             case(
                 &[],
                 &["GOBLIN.INCREX", "{}"],
-                Error(GOBLIN_INCREX_ARITY),
-                Nothing,
-            ),
-            case(
-                &[],
-                &["GOBLIN.INCREX", "{}", "1", "2"],
-                Error(GOBLIN_INCREX_ARITY),
-                Nothing,
-            ),
-            case(
-                &[],
-                &["goblin.increx", "{}", "1", "2"],
                 Error(GOBLIN_INCREX_ARITY),
                 Nothing,
             ),

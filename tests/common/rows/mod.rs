@@ -9,7 +9,10 @@ mod digest;
 mod goblin_cad;
 mod goblin_gcra;
 mod goblin_increx;
+mod goblin_swindow;
+mod goblin_swstats;
 mod goblin_zwindow;
+mod goblin_zwstats;
 mod increx;
 
 pub use delex::*;
@@ -18,7 +21,10 @@ pub use digest::*;
 pub use goblin_cad::*;
 pub use goblin_gcra::*;
 pub use goblin_increx::*;
+pub use goblin_swindow::*;
+pub use goblin_swstats::*;
 pub use goblin_zwindow::*;
+pub use goblin_zwstats::*;
 pub use increx::*;
 
 use super::table::Row;
@@ -29,6 +35,9 @@ pub const PAGES: &[(&str, &[Row])] = &[
     (GOBLIN_ZWINDOW_PAGE, GOBLIN_ZWINDOW_ROWS),
     (GOBLIN_CAD_PAGE, GOBLIN_CAD_ROWS),
     (GOBLIN_GCRA_PAGE, GOBLIN_GCRA_ROWS),
+    (GOBLIN_ZWSTATS_PAGE, GOBLIN_ZWSTATS_ROWS),
+    (GOBLIN_SWINDOW_PAGE, GOBLIN_SWINDOW_ROWS),
+    (GOBLIN_SWSTATS_PAGE, GOBLIN_SWSTATS_ROWS),
     (INCREX_PAGE, INCREX_ROWS),
     (DELEX_PAGE, DELEX_ROWS),
     (DIGEST_PAGE, DIGEST_ROWS),
