@@ -115,4 +115,4 @@ def test_the_wheel_is_what_runs() -> None:
     if site:
         assert Path(goblin_redis.__file__).resolve().is_relative_to(Path(site).resolve()), goblin_redis.__file__
     assert resources.files("goblin_redis").joinpath("py.typed").is_file()
-    assert goblin_redis.__module_version__ >= 100
+    assert goblin_redis.__module_version__ >= 300

@@ -199,7 +199,7 @@ def test_module_list_replies() -> None:
         wire.check_module_list([{"name": "goblin", "ver": 99}])
     with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
         wire.check_module_list([{"name": "lua", "ver": 1}])
-    assert goblin_redis.__module_version__ == 100
+    assert goblin_redis.__module_version__ == 300
 
 
 def test_error_replies_that_mean_an_older_or_no_module() -> None:

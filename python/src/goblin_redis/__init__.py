@@ -7,8 +7,9 @@ Lua and no MULTI.
 
 __version__ = "0.1.0"
 
-#: The Goblin module this package needs, as ``MODULE LIST`` reports its version: at least this.
+#: The Goblin module this package needs, as ``MODULE LIST`` reports its version: at least this
+#: (300 is Goblin 0.3.0, the first with COST, GOBLIN.ZWSTATS, GOBLIN.SWINDOW and GOBLIN.SWSTATS).
 #: The storages check it on their first call to the server.
-__module_version__ = 100
+__module_version__ = 300
 
 __all__ = ["__module_version__", "__version__"]
