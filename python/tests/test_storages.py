@@ -122,11 +122,9 @@ def test_each_decision_is_one_goblin_command(server: redis.Redis, kind: str) -> 
     _call(storage.acquire_entry("m", 10, 60, amount=3))
     _call(storage.acquire_sliding_window_entry("s", 10, 60, amount=3))
     stats: dict[str, dict[str, Any]] = server.info("commandstats")  # type: ignore[assignment]
-    assert {k: int(v["calls"]) for k, v in stats.items()} == {
-        "cmdstat_goblin.increx": 1,
-        "cmdstat_goblin.zwindow": 1,
-        "cmdstat_goblin.swindow": 1,
-    }
+    calls = {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
+    calls.pop("config|resetstat", None)  # the reset itself, on servers that count it
+    assert calls == {"goblin.increx": 1, "goblin.zwindow": 1, "goblin.swindow": 1}
     assert _call(storage.get("f")) == 3
     assert _call(storage.get_moving_window("m", 10, 60))[1] == 3
     assert _call(storage.get_sliding_window("s", 60))[2] == 3
