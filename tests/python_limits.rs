@@ -87,7 +87,8 @@ fn run_suite(label: &str, env: &[(&str, String)]) -> (String, BTreeMap<String, C
         started.elapsed().as_secs_f64(),
         output
             .lines()
-            .filter(|line| line.starts_with("goblin-suite: ") || line.contains(" passed"))
+            .filter(|line| line.starts_with("goblin-suite: ")
+                || (line.starts_with('=') && line.contains(" passed")))
             .collect::<Vec<_>>()
             .join(" | ")
     );
