@@ -8,11 +8,13 @@ cd "$(dirname "$0")/../.."
 bash scripts/python.sh venv-limits limits-sdist
 servers=()
 first=valkey91
+trim() { sed -E 's/^[[:space:]]+//; s/[[:space:]]+$//' <<<"$1"; }
 while IFS='|' read -r name label _ _ role _; do
-    name=$(echo "$name" | xargs)
-    label=$(echo "$label" | xargs)
-    role=$(echo "$role" | xargs)
-    [[ -z $name || $name == \#* || $role != matrix ]] && continue
+    [[ $name =~ ^[[:space:]]*(#|$) ]] && continue
+    name=$(trim "$name")
+    label=$(trim "$label")
+    role=$(trim "$role")
+    [ "$role" = matrix ] || continue
     path=$(cargo run -q --release -p goblin-testkit --bin server-path -- "$name")
     if [ "$name" = "$first" ]; then
         servers=(--server "$label=$path" "${servers[@]}")
@@ -20,4 +22,4 @@ while IFS='|' read -r name label _ _ role _; do
         servers+=(--server "$label=$path")
     fi
 done < scripts/servers.list
-exec .servers/venv-limits/bin/python bench/python/bench.py --module target/release/libgoblin.so "${servers[@]}" "$@"
+exec .servers/venv-limits/bin/python bench/python/bench.py --module "$PWD/target/release/libgoblin.so" "${servers[@]}" "$@"
