@@ -312,3 +312,73 @@ on_every_server! {
         assert!(text.contains(" passed") && !text.contains("skipped"), "{flavor:?}:\n{text}");
     }
 }
+
+/// A slot moved under a client that still maps it to its old node: the old node answers MOVED,
+/// and each client (redis-py, coredis with the key we give it, redis-py's asyncio) follows it
+/// and decides on the new owner.
+const FOLLOW_MOVED: &str = r#"
+import asyncio, os, redis
+import goblin_redis.limits
+from limits.storage import storage_from_string
+
+ports = [int(p) for p in os.environ["NODES"].split(",")]
+admin = {p: redis.Redis(port=p) for p in ports}
+uri = "goblin+cluster://" + ",".join(f"127.0.0.1:{p}" for p in ports)
+key = "LIMITER/moved/5/1/minute"
+stored = "GOBLIN:" + key
+slot = admin[ports[0]].execute_command("CLUSTER", "KEYSLOT", stored)
+
+def owner():
+    for first, last, (host, port, *_), *_ in admin[ports[0]].execute_command("CLUSTER", "SLOTS"):
+        if first <= slot <= last:
+            return port
+
+def move_slot():
+    """The slot, empty, to the next node: told to every node, the new owner first."""
+    source = owner()
+    admin[source].delete(stored)
+    target = ports[(ports.index(source) + 1) % len(ports)]
+    target_id = admin[target].execute_command("CLUSTER", "MYID")
+    for port in [target] + [p for p in ports if p != target]:
+        admin[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", target_id)
+    return source, target
+
+def moved(port):
+    return int(admin[port].info("errorstats").get("errorstat_MOVED", {}).get("count", 0))
+
+def check(name, incr):
+    admin[owner()].delete(stored)
+    assert incr() == 1, name
+    source, target = move_slot()
+    before = moved(source)
+    assert incr() == 1, name  # routed by the stale map: MOVED, then the new owner
+    assert admin[target].get(stored) == b"1", name
+    print(name, "followed", moved(source) - before, "MOVED")
+
+sync = storage_from_string(uri)
+check("redis-py", lambda: sync.incr(key, 60))
+loop = asyncio.new_event_loop()
+for implementation in ("coredis", "redispy"):
+    storage = storage_from_string("async+" + uri, implementation=implementation)
+    check(implementation, lambda: loop.run_until_complete(storage.incr(key, 60)))
+"#;
+
+on_every_server! {
+    fn clients_follow_moved(flavor: Flavor) {
+        let nodes = start_cluster(flavor);
+        let ports: Vec<String> = nodes.iter().map(|n| n.port.to_string()).collect();
+        let output = Command::new(venv_python())
+            .arg("-c")
+            .arg(FOLLOW_MOVED)
+            .env("PYTHONPATH", root().join("python/src"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("NODES", ports.join(","))
+            .output()
+            .expect("run python");
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "{flavor:?}:\n{text}");
+        for client in ["redis-py", "coredis", "redispy"] {
+            assert!(text.contains(&format!("{client} followed 1 MOVED")), "{flavor:?}:\n{text}");
+        }
+    }
+}
