@@ -36,6 +36,11 @@ impl Key<'_> {
         // SAFETY: an open write-mode key that is empty or a string (callers checked the kind);
         // DMA is re-obtained after the truncate, as the API requires, and `len` bounds the copy.
         unsafe {
+            // Truncating an empty key to 0 bytes creates nothing: an empty value is made by
+            // creating a 1-byte string first, then cutting it down.
+            if value.is_empty() {
+                api!(RedisModule_StringTruncate)(self.raw(), 1);
+            }
             if api!(RedisModule_StringTruncate)(self.raw(), value.len())
                 != raw::REDISMODULE_OK as c_int
             {
