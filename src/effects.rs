@@ -318,6 +318,15 @@ pub fn recorded(
     ctx.signal_modified(name);
 }
 
+/// A key's TTL set to expire at `at_ms` (GOBLIN.EXTEND): `expire`, and `PEXPIREAT key at_ms`.
+pub fn expires_at(ctx: &Ctx, key: &mut Key<'_>, at_ms: i64) {
+    let name = key.name();
+    key.set_abs_expire(at_ms);
+    ctx.notify(EventClass::Generic, c"expire", name);
+    Effect::PexpireAt { at_ms }.replicate(ctx, name);
+    ctx.signal_modified(name);
+}
+
 /// How a key is deleted.
 #[derive(Clone, Copy)]
 pub enum Deletion {

@@ -71,6 +71,15 @@ pub const AT_LEAST_ONE: CommandError = CommandError::Message(
     "ERR value is out of range, value must between 1 and 9223372036854775807",
 );
 
+/// A blocking command's timeout, in the words of BLPOP's.
+pub mod timeout {
+    use super::CommandError::{self, Message};
+
+    pub const NOT_A_FLOAT: CommandError = Message("ERR timeout is not a float or out of range");
+    pub const OUT_OF_RANGE: CommandError = Message("ERR timeout is out of range");
+    pub const NEGATIVE: CommandError = Message("ERR timeout is negative");
+}
+
 /// GOBLIN.ZWINDOW's own errors.
 pub mod zwindow {
     use super::CommandError::{self, Message};

@@ -11,10 +11,15 @@ mod commands;
 mod effects;
 mod error;
 mod server;
+mod waiting;
 
+use commands::block::GoblinBlock;
+use commands::bzwindow::GoblinBzwindow;
 use commands::cad::GoblinCad;
+use commands::extend::GoblinExtend;
 use commands::gcra::GoblinGcra;
 use commands::increx::GoblinIncrex;
+use commands::lock::GoblinLock;
 use commands::native::delex::Delex;
 use commands::native::delifeq::Delifeq;
 use commands::native::digest::Digest;
@@ -35,6 +40,10 @@ const COMMANDS: &[Registration] = &[
     registration::<GoblinZwstats>(),
     registration::<GoblinSwindow>(),
     registration::<GoblinSwstats>(),
+    registration::<GoblinLock>(),
+    registration::<GoblinBlock>(),
+    registration::<GoblinExtend>(),
+    registration::<GoblinBzwindow>(),
     registration::<Increx>(),
     registration::<Delex>(),
     registration::<Digest>(),
@@ -48,6 +57,11 @@ pub(crate) static MODULE: ModuleSpec = ModuleSpec {
     version: 300,
     commands: COMMANDS,
     replicates_as: effects::CoreCommand::NAMES,
+    waiting: &waiting::LINES,
+    gauges: &[
+        ("waiting", waiting::waiters),
+        ("waiting_keys", waiting::lines),
+    ],
 };
 
 // The server's allocator in the module, so INFO memory and maxmemory see what Goblin

@@ -230,3 +230,52 @@ on_every_server! {
         }
     }
 }
+
+on_every_server! {
+    /// A waiter of GOBLIN.BLOCK on a slot that migrates: MIGRATE takes the held lock away (a
+    /// deletion, which would free the lock for the waiter on a single server), yet the old node
+    /// grants nothing, since it no longer serves the key; once the slot is moved, the server
+    /// answers the waiter `-MOVED` to the new owner, which holds the lock the waiter follows.
+    fn a_waiter_whose_slot_moves_is_redirected_and_granted_nothing(flavor: Flavor) {
+        let cluster = Cluster::start(flavor);
+        let key = "lock:{moving}";
+        let slot = cluster.primaries[0].conn().call(&["CLUSTER", "KEYSLOT", key]).int();
+        let owner_at = if slot <= 5460 { 0 } else if slot <= 10922 { 1 } else { 2 };
+        let (owner, target) = (&cluster.primaries[owner_at], &cluster.primaries[(owner_at + 1) % 3]);
+        let (mut from, mut to) = (owner.conn(), target.conn());
+        let (from_id, to_id) = (node_id(&mut from), node_id(&mut to));
+        let slot = slot.to_string();
+        assert_eq!(from.call(&["GOBLIN.LOCK", key, "holder", "60000"]), Reply::Status("OK".into()));
+        let mut waiter = owner.conn();
+        waiter.send(&["GOBLIN.BLOCK", key, "waiter", "60000", "30"]).expect("send");
+        assert!(
+            wait_until(Duration::from_secs(10), || info_field(&mut from, "goblin", "goblin_waiting") == "1"),
+            "the waiter never stood in line"
+        );
+
+        assert_eq!(to.call(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id]), Reply::Status("OK".into()));
+        assert_eq!(from.call(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id]), Reply::Status("OK".into()));
+        let migrate = from.call(&["MIGRATE", "127.0.0.1", &target.port.to_string(), key, "0", "5000"]);
+        assert_eq!(migrate, Reply::Status("OK".into()));
+        // Whatever the old node does with the deletion, it does by now.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(from.call(&["CLUSTER", "COUNTKEYSINSLOT", &slot]), Reply::Int(0), "a grant left on the old node");
+        for primary in &cluster.primaries {
+            let reply = primary.conn().call(&["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]);
+            assert_eq!(reply, Reply::Status("OK".into()));
+        }
+
+        let reply = waiter.reply_within(Duration::from_secs(10)).expect("the redirect");
+        match &reply {
+            Reply::Error(e) => assert_eq!(e, &format!("MOVED {slot} 127.0.0.1:{}", target.port)),
+            other => panic!("the waiter got {other:?}"),
+        }
+        assert_eq!(from.call(&["CLUSTER", "COUNTKEYSINSLOT", &slot]), Reply::Int(0));
+        assert!(
+            wait_until(Duration::from_secs(5), || info_field(&mut from, "goblin", "goblin_waiting") == "0"),
+            "the old node still counts the waiter"
+        );
+        assert_eq!(to.call(&["GET", key]), bulk("holder"), "the lock moved with its holder");
+        assert_eq!(to.call(&["GOBLIN.LOCK", key, "waiter", "60000"]), Reply::Nil, "and is still held");
+    }
+}

@@ -11,6 +11,8 @@ use std::time::Duration;
 /// second), and the ones every parser refuses.
 fn value(rng: &mut Rng, arg: &ArgShape) -> Vec<u8> {
     let pool: &[&str] = match arg.kind.as_str() {
+        // A blocking command's timeout: a millisecond or two, never 0 (for ever).
+        _ if arg.name == "timeout" => &["0.001", "0.002", "-1", "x", "1e300"],
         "integer" => &["1", "1", "2", "3", "0", "-1", "x", "9223372036854775807"],
         "double" => &["1", "0.5", "1.5", "1e300", "nan", "-1", "abc"],
         "unix-time" => &["1", "x"],

@@ -193,3 +193,42 @@ on_every_server! {
         );
     }
 }
+
+on_every_server! {
+    /// A waiter of GOBLIN.BLOCK or GOBLIN.BZWINDOW is a client the module blocked: the server
+    /// itself refuses to unload a module with blocked clients, even with `allow-unload`. Once
+    /// the waiters are gone (one timed out, one granted) the unload goes through and leaves no
+    /// callback behind: not the keyspace events the lines follow, nor a line's timer.
+    fn waiters_hold_the_module_until_they_are_gone(flavor: Flavor) {
+        let server = bare_server(flavor);
+        let mut c = server.conn();
+        assert_eq!(load(&mut c, &["allow-unload"]), Reply::Status("OK".into()));
+        assert_eq!(c.call(&["GOBLIN.LOCK", "lock", "holder", "60000"]), Reply::Status("OK".into()));
+        assert_eq!(c.call(&["GOBLIN.BZWINDOW", "permits", "60", "1", "a", "0"]), Reply::Int(1));
+        let mut lock_waiter = server.conn();
+        lock_waiter.send(&["GOBLIN.BLOCK", "lock", "waiter", "1000", "0.5"]).expect("send");
+        let mut permit_waiter = server.conn();
+        permit_waiter.send(&["GOBLIN.BZWINDOW", "permits", "60", "1", "b", "0"]).expect("send");
+        assert!(
+            wait_until(Duration::from_secs(10), || info_field(&mut c, "goblin", "goblin_waiting") == "2"),
+            "the waiters never stood in line"
+        );
+        let refused = c.call(&["MODULE", "UNLOAD", "goblin"]);
+        assert!(
+            matches!(&refused, Reply::Error(e) if e.contains("blocked clients")),
+            "{refused:?}"
+        );
+        assert_eq!(lock_waiter.read().expect("the timeout"), Reply::Nil);
+        assert_eq!(c.call(&["GOBLIN.CAD", "permits", "a"]), Reply::Int(1));
+        assert_eq!(permit_waiter.read().expect("the grant"), Reply::Int(1));
+        assert!(
+            wait_until(Duration::from_secs(10), || {
+                c.call(&["MODULE", "UNLOAD", "goblin"]) == Reply::Status("OK".into())
+            }),
+            "the unload was still refused after the waiters left"
+        );
+        assert_no_callback_left(&mut c);
+        assert_eq!(c.call(&["GET", "lock"]), bulk("holder"));
+        assert_eq!(c.call(&["ZRANGE", "permits", "0", "-1"]).texts(), ["b"]);
+    }
+}

@@ -146,12 +146,16 @@ on_every_server! {
         let mut c = server.conn();
         for (name, since, args) in [
             ("goblin.increx", "0.1.0", vec!["key", "seconds", "cost"]),
-            ("goblin.zwindow", "0.1.0", vec!["key", "now", "window", "limit", "member", "cost"]),
+            ("goblin.zwindow", "0.1.0", vec!["key", "now", "window", "limit", "member", "cost", "xx"]),
             ("goblin.cad", "0.1.0", vec!["key", "value"]),
             ("goblin.gcra", "0.2.0", vec!["key", "max-burst", "tokens-per-period", "period", "count"]),
             ("goblin.zwstats", "0.3.0", vec!["key", "now", "window"]),
             ("goblin.swindow", "0.3.0", vec!["key", "window", "limit", "cost"]),
             ("goblin.swstats", "0.3.0", vec!["key", "window"]),
+            ("goblin.lock", "0.3.0", vec!["key", "token", "milliseconds"]),
+            ("goblin.block", "0.3.0", vec!["key", "token", "milliseconds", "timeout"]),
+            ("goblin.extend", "0.3.0", vec!["key", "token", "milliseconds", "replace"]),
+            ("goblin.bzwindow", "0.3.0", vec!["key", "window", "limit", "member", "timeout"]),
         ] {
             let docs = c.call(&["COMMAND", "DOCS", name]);
             let docs = docs.array();

@@ -66,6 +66,22 @@ const TRICKY: &[&str] = &[
     "9223372036854775",
 ];
 
+/// Timeouts of blocking commands that the parser takes: the shortest ones.
+const SHORT_TIMEOUTS: &[&str] = &["0.001", "0.002", "0.0001", "1e-300"];
+
+/// Timeouts every parser refuses.
+const BAD_TIMEOUTS: &[&str] = &[
+    "-1",
+    "-0.001",
+    "-inf",
+    "inf",
+    "1e400",
+    "nan",
+    "x",
+    "",
+    "9223372036854775807",
+];
+
 /// Whether the server's integer parser (string2ll) accepts `arg`: exactly the canonical
 /// decimal form of an i64.
 fn canonical_integer(arg: &[u8]) -> bool {
@@ -105,6 +121,16 @@ fn member(rng: &mut Rng, big_left: &mut usize) -> Vec<u8> {
 /// A value for an argument of the kind `arg` names.
 fn value(rng: &mut Rng, arg: &ArgShape, big_left: &mut usize) -> Vec<u8> {
     match arg.kind.as_str() {
+        // A blocking command's timeout: a few milliseconds at most, or refused, never 0 (for
+        // ever), so that a waiter in the pipeline holds it up for no longer than that.
+        _ if arg.name == "timeout" => {
+            let pool = if rng.below(2) == 0 {
+                SHORT_TIMEOUTS
+            } else {
+                BAD_TIMEOUTS
+            };
+            rng.pick(pool).as_bytes().to_vec()
+        }
         // A third of the numbers plausible, so that calls also get past their parsers.
         "integer" | "unix-time" if rng.below(3) == 0 => {
             (1 + rng.below(100)).to_string().into_bytes()
@@ -116,8 +142,12 @@ fn value(rng: &mut Rng, arg: &ArgShape, big_left: &mut usize) -> Vec<u8> {
 }
 
 /// A key: Goblin's own commands write the `g` keys, and every command may touch the `n` keys,
-/// so that the keyspace checks below know who wrote what.
-fn key(rng: &mut Rng, own: bool) -> Vec<u8> {
+/// so that the keyspace checks below know who wrote what. A third of an own command's keys are
+/// its own (`g:<command>:<n>`), so that it meets keys of its own type, not only the others'.
+fn key(rng: &mut Rng, own: bool, command: &str) -> Vec<u8> {
+    if own && rng.below(3) == 0 {
+        return format!("g:{command}:{}", rng.below(6)).into_bytes();
+    }
     let pool = if own && rng.below(4) != 0 { "g" } else { "n" };
     format!("{pool}{}", rng.below(12)).into_bytes()
 }
@@ -128,7 +158,7 @@ fn generate(rng: &mut Rng, shapes: &[Shape], big_left: &mut usize) -> (usize, Ve
     let shape = &shapes[which];
     let own = shape.is_goblins_own();
     let mut args = shape.generate(rng, &mut |rng, arg| value(rng, arg, big_left), &mut |rng| {
-        key(rng, own)
+        key(rng, own, &shape.name)
     });
     if rng.below(10) == 0 {
         if rng.below(2) == 0 && args.len() > 1 {
@@ -238,7 +268,9 @@ fn check(shape: &Shape, args: &[Vec<u8>], reply: &Reply) {
 
 on_every_server! {
     fn an_argument_storm_leaves_the_server_and_the_keyspace_sound(flavor: Flavor) {
-        let server = Server::start(flavor);
+        // The server times blocked clients out on its cron (hz): a waiter of a millisecond
+        // holds the pipeline up to 1000/hz ms.
+        let server = Server::builder(flavor).args(["--hz", "200"]).start();
         let mut c = server.conn();
         let shapes = module_commands(&mut c);
         let mut rng = Rng::new(0x5707_2026 ^ flavor as u64);

@@ -49,4 +49,14 @@ on_every_server! {
         run_table(&mut c, "swindow", GOBLIN_SWINDOW_ROWS);
         run_table(&mut c, "swstats", GOBLIN_SWSTATS_ROWS);
     }
+
+    /// The lock commands, and what the blocking ones answer at once.
+    fn the_lock_pages_hold_on_every_server(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "lock", GOBLIN_LOCK_ROWS);
+        run_table(&mut c, "block", GOBLIN_BLOCK_ROWS);
+        run_table(&mut c, "extend", GOBLIN_EXTEND_ROWS);
+        run_table(&mut c, "bzwindow", GOBLIN_BZWINDOW_ROWS);
+    }
 }

@@ -12,5 +12,6 @@ pub mod gcra;
 pub mod increx;
 pub mod native;
 pub mod swindow;
+pub mod waitlist;
 pub mod word;
 pub mod zwindow;

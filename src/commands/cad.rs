@@ -7,6 +7,7 @@ use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::waiting;
 
 pub struct GoblinCad;
 
@@ -60,6 +61,9 @@ impl Command for GoblinCad {
         };
         if released {
             RELEASED.add(1);
+            drop(key);
+            // The next caller waiting in line (GOBLIN.BLOCK, BZWINDOW) gets it now.
+            waiting::changed(ctx, args.key);
         }
         Ok(Reply::Int(i64::from(released)))
     }

@@ -3,9 +3,13 @@
 //! (`zwindow.rs` is GOBLIN.ZWINDOW); the stand-ins for native commands of newer servers are in
 //! `native/`.
 
+pub mod block;
+pub mod bzwindow;
 pub mod cad;
+pub mod extend;
 pub mod gcra;
 pub mod increx;
+pub mod lock;
 pub mod native;
 pub mod swindow;
 pub mod swstats;

@@ -18,6 +18,7 @@ use crate::error::{zwindow::NOT_COST_ENTRIES, CommandError};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
+use crate::waiting;
 
 pub struct GoblinZwindow;
 
@@ -41,6 +42,8 @@ pub struct ZwindowArgs<'call> {
     member: Arg<'call>,
     /// `COST n`: units instead of members.
     cost: Option<i64>,
+    /// `XX`: renew the member's slot, never admit it.
+    renew_only: bool,
 }
 
 impl Command for GoblinZwindow {
@@ -65,6 +68,9 @@ impl Command for GoblinZwindow {
             ArgDoc::integer(c"limit"),
             ArgDoc::string(c"member"),
             ArgDoc::integer(c"cost").token("COST").optional(),
+            ArgDoc::pure_token(c"xx", "XX")
+                .summary(c"Only renew the slot member holds: never admit it.")
+                .optional(),
         ],
         stats: &STATS,
         info_name: "zwindow",
@@ -91,11 +97,15 @@ impl Command for GoblinZwindow {
         );
         let (now, window) = (now.to_now()?, window.to_finite_f64()?);
         let limit = limit.to_i64().ok_or(CommandError::NotInteger)?;
-        let mut cost = None;
+        let (mut cost, mut renew_only) = (None, false);
         let mut options = args.rest().iter();
         while let Some(option) = options.next() {
+            if option.is("XX") && !renew_only && cost.is_none() {
+                renew_only = true;
+                continue;
+            }
             match options.next() {
-                Some(value) if option.is("COST") && cost.is_none() => {
+                Some(value) if option.is("COST") && cost.is_none() && !renew_only => {
                     cost = Some(value.to_count()?)
                 }
                 _ => return Err(CommandError::Syntax),
@@ -108,6 +118,7 @@ impl Command for GoblinZwindow {
             limit,
             member,
             cost,
+            renew_only,
         })
     }
 
@@ -130,21 +141,55 @@ impl Command for GoblinZwindow {
             return costed(ctx, &mut key, &args, cost, now, cutoff, expiry);
         }
 
-        let eviction = zwindow::evict(&mut key, cutoff);
-        EVICTED.add(eviction.count as u64);
-        effects::evicted(ctx, &key, &eviction);
-        let admission = zwindow::admit(&mut key, &eviction, cutoff, args.limit, now, &args.member);
-        match admission {
-            Admission::Admitted(_) => ADMITTED.add(1),
-            Admission::Refreshed(_) => REFRESHED.add(1),
-            Admission::Rejected => REJECTED.add(1),
-        }
-        if let Some(zadded) = admission.zadded() {
-            let changed = zadded != Zadded::Unchanged;
-            effects::recorded(ctx, &mut key, changed, now, args.member.as_bytes(), expiry);
-        }
+        // A newcomer never goes before the callers waiting in line (GOBLIN.BZWINDOW): only a
+        // holder's renewal gets through while anyone waits.
+        let newcomers = !args.renew_only && !waiting::waited_for(ctx, args.key);
+        let admission = step(
+            ctx,
+            &mut key,
+            cutoff,
+            args.limit,
+            now,
+            args.member,
+            newcomers,
+            expiry,
+        );
+        drop(key);
+        // Evictions may have freed slots for the callers waiting in line.
+        waiting::changed(ctx, args.key);
         Ok(Reply::Int(i64::from(admission.granted())))
     }
+}
+
+/// One step without `COST`, after the key's type and the expiry are checked: evicts, then
+/// refreshes a holder or, if `newcomers`, admits one under `limit`, and re-arms the TTL.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn step<'call>(
+    ctx: &'call Ctx,
+    key: &mut Key<'call>,
+    cutoff: f64,
+    limit: i64,
+    now: f64,
+    member: Arg<'call>,
+    newcomers: bool,
+    expiry: WindowExpiry,
+) -> Admission {
+    let eviction = zwindow::evict(key, cutoff);
+    EVICTED.add(eviction.count as u64);
+    effects::evicted(ctx, key, &eviction);
+    // With no room for newcomers, only a member holding its slot is granted (a refresh).
+    let limit = if newcomers { limit } else { 0 };
+    let admission = zwindow::admit(key, &eviction, cutoff, limit, now, &member);
+    match admission {
+        Admission::Admitted(_) => ADMITTED.add(1),
+        Admission::Refreshed(_) => REFRESHED.add(1),
+        Admission::Rejected => REJECTED.add(1),
+    }
+    if let Some(zadded) = admission.zadded() {
+        let changed = zadded != Zadded::Unchanged;
+        effects::recorded(ctx, key, changed, now, member.as_bytes(), expiry);
+    }
+    admission
 }
 
 /// A call with `COST cost`: a request dearer than the limit is refused before anything is
@@ -160,7 +205,7 @@ fn costed<'call>(
     expiry: WindowExpiry,
 ) -> Result<Reply<'call>, CommandError> {
     let cost = cost as u64;
-    if !cost::fits(0, cost, args.limit) {
+    if !cost::fits(0, cost, args.limit) || waiting::waited_for(ctx, args.key) {
         REJECTED.add(1);
         return Ok(Reply::Int(0));
     }

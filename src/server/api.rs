@@ -80,8 +80,21 @@ api_table! {
         RedisModule_NotifyKeyspaceEvent,
         RedisModule_SignalModifiedKey,
         RedisModule_Milliseconds,
+        // Waiting: blocked clients, timers, keyspace events (Redis 7.0+, Valkey).
+        RedisModule_BlockClientOnKeys,
+        RedisModule_SetDisconnectCallback,
+        RedisModule_GetBlockedClientPrivateData,
+        RedisModule_UnblockClient,
+        RedisModule_GetContextFlags,
+        RedisModule_AvoidReplicaTraffic,
+        RedisModule_GetSelectedDb,
+        RedisModule_SelectDb,
+        RedisModule_CreateTimer,
+        RedisModule_StopTimer,
+        RedisModule_SubscribeToKeyspaceEvents,
         // Replies.
         RedisModule_ReplyWithLongLong,
+        RedisModule_ReplyWithSimpleString,
         RedisModule_ReplyWithError,
         RedisModule_ReplyWithStringBuffer,
         RedisModule_ReplyWithNull,
@@ -94,7 +107,8 @@ api_table! {
         RedisModule_GetCommand,
         RedisModule_SetCommandInfo,
         RedisModule_SetCommandACLCategories,
-        // Load-time probes; without them Goblin assumes the defaults.
+        // Load-time probes, and in a cluster whether a waiter's key is still served here before
+        // a grant; without them Goblin assumes the defaults.
         RedisModule_Call,
         RedisModule_CallReplyType,
         RedisModule_CallReplyArrayElement,
@@ -103,8 +117,11 @@ api_table! {
         RedisModule_ServerInfoGetFieldC,
         RedisModule_FreeServerInfo,
         RedisModule_CallReplyStringPtr,
-        // Config changes (lazyfree-lazy-expire): Redis 7.0+ and Valkey.
+        // Config changes (lazyfree-lazy-expire), flushed and swapped dbs: Redis 7.0+ and Valkey.
         RedisModule_SubscribeToServerEvent,
+        // Redis 7.2+ and Valkey: jobs deferred to the end of the command, expiry or eviction
+        // under way. Redis 7.0 uses timers.
+        RedisModule_AddPostNotificationJob,
     ],
 }
 

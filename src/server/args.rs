@@ -116,6 +116,21 @@ impl<'call> Arg<'call> {
         }
     }
 
+    /// A blocking command's timeout, in seconds as BLPOP reads it, as whole milliseconds rounded
+    /// up (0: wait for ever).
+    pub fn to_timeout_ms(self) -> Result<i64, CommandError> {
+        use crate::error::timeout::{NEGATIVE, NOT_A_FLOAT, OUT_OF_RANGE};
+        let seconds = self.to_f64().filter(|s| !s.is_nan()).ok_or(NOT_A_FLOAT)?;
+        let ms = (seconds * 1000.0).ceil();
+        if ms >= 9_223_372_036_854_775_808.0 {
+            return Err(OUT_OF_RANGE);
+        }
+        if ms < 0.0 {
+            return Err(NEGATIVE);
+        }
+        Ok(ms as i64)
+    }
+
     /// A time: `*` for the server's clock, or the caller's, a finite double. The one reader of
     /// every command's `now`.
     pub fn to_now(self) -> Result<Now, CommandError> {

@@ -134,20 +134,19 @@ impl Ctx {
         }
     }
 
-    /// Runs `with` on a string object holding `bytes`, made for it and freed after.
-    pub fn with_string<R>(&self, bytes: &[u8], with: impl FnOnce(Arg<'_>) -> R) -> R {
+    /// A string object holding `bytes`, made for this call and freed when dropped: a key name
+    /// or a member the module made, where the server takes only its own strings.
+    pub fn string(&self, bytes: &[u8]) -> OwnedString<'_> {
         let text = if bytes.is_empty() {
             c"".as_ptr()
         } else {
             bytes.as_ptr().cast::<c_char>()
         };
-        // SAFETY: a live context and a byte range the server copies; the string is freed once,
-        // after its last use.
-        unsafe {
-            let string = api!(RedisModule_CreateString)(self.raw(), text, bytes.len());
-            let result = with(Arg::from_raw(string));
-            api!(RedisModule_FreeString)(self.raw(), string);
-            result
+        // SAFETY: a live context and a byte range the server copies.
+        let ptr = unsafe { api!(RedisModule_CreateString)(self.raw(), text, bytes.len()) };
+        OwnedString {
+            ctx: self,
+            ptr: NonNull::new(ptr).unwrap_or_else(|| panic!("RedisModule_CreateString gave NULL")),
         }
     }
 
@@ -186,5 +185,26 @@ impl Ctx {
 
     pub(super) fn log_warning(&self, message: &str) {
         super::log(self.raw(), c"warning", message);
+    }
+}
+
+/// A string object of the module's own, freed when dropped.
+pub struct OwnedString<'ctx> {
+    ctx: &'ctx Ctx,
+    ptr: NonNull<raw::RedisModuleString>,
+}
+
+impl OwnedString<'_> {
+    /// The string, as an argument.
+    pub fn arg(&self) -> Arg<'_> {
+        // SAFETY: the string lives as long as `self`, which the argument borrows.
+        unsafe { Arg::from_raw(self.ptr.as_ptr()) }
+    }
+}
+
+impl Drop for OwnedString<'_> {
+    fn drop(&mut self) {
+        // SAFETY: made by `Ctx::string`, released exactly once.
+        unsafe { api!(RedisModule_FreeString)(self.ctx.raw(), self.ptr.as_ptr()) }
     }
 }

@@ -34,5 +34,5 @@ pub(super) extern "C" fn info_entry_point(
             return; // this section was not asked for
         }
     }
-    super::stats::report(crate::MODULE.commands, &mut InfoSection { ctx });
+    super::stats::report(&crate::MODULE, &mut InfoSection { ctx });
 }

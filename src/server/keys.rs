@@ -89,6 +89,17 @@ impl<'call> Key<'call> {
         remaining != raw::REDISMODULE_NO_EXPIRE as i64
     }
 
+    /// The time left before the key expires, in milliseconds: `None` for a key without a TTL,
+    /// or none at all.
+    pub fn ttl_ms(&self) -> Option<i64> {
+        if self.kind() == KeyKind::Empty {
+            return None;
+        }
+        // SAFETY: an open key that exists.
+        let remaining = unsafe { api!(RedisModule_GetExpire)(self.raw()) };
+        (remaining != raw::REDISMODULE_NO_EXPIRE as i64).then_some(remaining)
+    }
+
     /// Removes the TTL; returns whether there was one.
     pub fn remove_ttl(&mut self) -> bool {
         if self.kind() == KeyKind::Empty || !self.has_ttl() {

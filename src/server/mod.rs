@@ -16,6 +16,7 @@
 //! | `long_double.rs`, `numbers.c` | the server's `long double` (INCREX BYFLOAT), Redis's double parser (GCRA) |
 //! | `entry.rs` | the entry point the server calls for each command |
 //! | `ctx.rs` | the call: its clock, replication, notifications |
+//! | `blocking.rs` | waiting in the server: blocked clients, timers, keyspace events |
 //! | `args.rs` | the arguments |
 //! | `keys.rs`, `strings.rs`, `zsets.rs` | the key, and its string or sorted-set value |
 //! | `reply.rs` | replies, in the client's protocol |
@@ -31,6 +32,7 @@ use redis_module::raw;
 
 mod api;
 mod args;
+mod blocking;
 pub mod command;
 mod config;
 mod ctx;
@@ -48,8 +50,9 @@ mod strings;
 mod zsets;
 
 pub use args::{Arg, Args};
+pub use blocking::{Blocked, WaiterId, Waiting};
 pub use config::lazyfree_lazy_expire;
-pub use ctx::{Ctx, EventClass};
+pub use ctx::{Ctx, EventClass, OwnedString};
 pub use entry::{registration, Registration};
 pub use host::{host, Family};
 pub use info::InfoSection;

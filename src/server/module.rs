@@ -110,6 +110,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         super::register::register(&load, module, choices)?;
         // The last step that can fail, as nothing may fail after it subscribes (see `watch`).
         super::config::watch(ctx)?;
+        super::blocking::subscribe(ctx, module.waiting);
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
         // After every call the load makes (`watch` reads CONFIG), which the server counts.
         LOADED_AT_COMMAND.store(commands_processed(ctx).unwrap_or(-1), Ordering::Relaxed);

@@ -21,7 +21,14 @@ pub struct ModuleSpec {
     /// The core commands the module's writes replicate as: the load is refused if the server
     /// does not know one (renamed away), as those writes could not reach replicas or the AOF.
     pub replicates_as: &'static [&'static CStr],
+    /// What the module does for clients that wait in the server.
+    pub waiting: &'static dyn super::Waiting,
+    /// `INFO goblin` fields read when asked.
+    pub gauges: &'static [Gauge],
 }
+
+/// An `INFO goblin` field read when asked: its name after the `goblin_` prefix, and its reader.
+pub type Gauge = (&'static str, fn() -> u64);
 
 /// A load-time context: only for logging and registration.
 pub struct LoadCtx {

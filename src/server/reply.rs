@@ -15,6 +15,8 @@ use super::{Ctx, LongDouble};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reply<'call> {
     Int(i64),
+    /// A status reply (`+OK`).
+    Status(&'static std::ffi::CStr),
     /// A bulk string.
     Bulk(Cow<'call, [u8]>),
     /// The null reply.
@@ -23,6 +25,8 @@ pub enum Reply<'call> {
     /// double in RESP3.
     LongDouble(LongDouble),
     Array(Vec<Reply<'call>>),
+    /// Nothing now: the client is blocked, and the server replies when it is woken.
+    Blocked,
 }
 
 impl Reply<'_> {
@@ -39,6 +43,9 @@ impl Reply<'_> {
                 Reply::Int(value) => {
                     api!(RedisModule_ReplyWithLongLong)(ctx, *value);
                 }
+                Reply::Status(text) => {
+                    api!(RedisModule_ReplyWithSimpleString)(ctx, text.as_ptr());
+                }
                 Reply::Bulk(bytes) => {
                     let text = if bytes.is_empty() {
                         c"".as_ptr()
@@ -51,6 +58,7 @@ impl Reply<'_> {
                     api!(RedisModule_ReplyWithNull)(ctx);
                 }
                 Reply::LongDouble(value) => value.reply(ctx),
+                Reply::Blocked => {}
                 Reply::Array(items) => {
                     api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long);
                     for item in items {

@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use crate::server::{self, InfoSection, Registration};
+use crate::server::{self, InfoSection, ModuleSpec};
 
 pub struct Counter(AtomicU64);
 
@@ -44,8 +44,8 @@ impl CommandStats {
 
 /// The `INFO goblin` section, from the command table. The server prefixes each field with
 /// `goblin_`.
-pub fn report(commands: &[Registration], section: &mut InfoSection) {
-    for command in commands {
+pub fn report(module: &ModuleSpec, section: &mut InfoSection) {
+    for command in module.commands {
         let spec = command.spec;
         if !spec.stats.registered.load(Ordering::Relaxed) {
             continue;
@@ -56,6 +56,9 @@ pub fn report(commands: &[Registration], section: &mut InfoSection) {
         for (outcome, counter) in spec.outcomes {
             section.field(&format!("{prefix}_{outcome}"), counter.get());
         }
+    }
+    for (name, read) in module.gauges {
+        section.field(name, read());
     }
     // 1 if the module was loaded with `allow-unload`.
     section.field("unload_allowed", u64::from(server::unload_allowed()));

@@ -202,8 +202,8 @@ impl<'call> SortedWindow for Key<'call> {
     }
 
     fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
-        let ctx = self.ctx;
-        ctx.with_string(member, |member| self.zadd(score, member))
+        let member = self.ctx.string(member);
+        self.zadd(score, member.arg())
     }
 
     fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {

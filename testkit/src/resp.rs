@@ -303,6 +303,31 @@ impl Conn {
     pub fn read(&mut self) -> io::Result<Reply> {
         read_reply(&mut self.reader)
     }
+
+    /// The next reply if one comes within `within`, `None` if none does (a client still
+    /// blocked). The connection is whole afterwards either way: a reply is read whole or not
+    /// at all, as long as its first byte has not come.
+    pub fn reply_within(&mut self, within: Duration) -> Option<Reply> {
+        let stream = self.reader.get_ref();
+        stream.set_read_timeout(Some(within)).expect("read timeout");
+        let ready = match self.reader.fill_buf() {
+            Ok(bytes) => !bytes.is_empty(),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                false
+            }
+            Err(e) => panic!("reading a reply: {e}"),
+        };
+        let stream = self.reader.get_ref();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("read timeout");
+        ready.then(|| self.read().expect("a whole reply"))
+    }
 }
 
 impl Conn {

@@ -29,6 +29,19 @@ pub const SWINDOW_NOT_A_COUNTER: &str =
 pub const GOBLIN_SWINDOW_INVALID_EXPIRE: &str =
     "ERR invalid expire time in 'goblin.swindow' command";
 
+/// The lock commands' own, and a blocking command's timeout in BLPOP's words.
+pub const GOBLIN_LOCK_ARITY: &str = "ERR wrong number of arguments for 'goblin.lock' command";
+pub const GOBLIN_BLOCK_ARITY: &str = "ERR wrong number of arguments for 'goblin.block' command";
+pub const GOBLIN_EXTEND_ARITY: &str = "ERR wrong number of arguments for 'goblin.extend' command";
+pub const GOBLIN_BZWINDOW_ARITY: &str =
+    "ERR wrong number of arguments for 'goblin.bzwindow' command";
+pub const GOBLIN_LOCK_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.lock' command";
+pub const GOBLIN_BLOCK_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.block' command";
+pub const GOBLIN_EXTEND_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.extend' command";
+pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+pub const TIMEOUT_NOT_A_FLOAT: &str = "ERR timeout is not a float or out of range";
+pub const TIMEOUT_OUT_OF_RANGE: &str = "ERR timeout is out of range";
+
 /// GOBLIN.GCRA's error texts: Redis's GCRA's, word for word (the arity error names Goblin's
 /// command), and two of Goblin's own for a string that is not a TAT.
 pub const GOBLIN_GCRA_ARITY: &str = "ERR wrong number of arguments for 'goblin.gcra' command";
@@ -101,4 +114,7 @@ pub const ALL_ERRORS: &[&str] = &[
     ZWINDOW_NOT_COST_ENTRIES,
     SWINDOW_WINDOW_RANGE,
     SWINDOW_NOT_A_COUNTER,
+    TIMEOUT_NEGATIVE,
+    TIMEOUT_NOT_A_FLOAT,
+    TIMEOUT_OUT_OF_RANGE,
 ];

@@ -79,20 +79,43 @@ pub fn assert_expires_after(conn: &mut Conn, key: &str, ttl_ms: i64, before: i64
     );
 }
 
-/// `server.dirty`: every write and every replicated effect raises it. Unchanged across a call
-/// means the call neither wrote nor propagated anything.
 /// Asserts that a load that failed (or a module the server unloaded) left no callback behind:
-/// CONFIG SET fires the config-change event Goblin subscribes to, and a subscription left by a
-/// failed load on Redis 7.0 would call into the unloaded library and crash the server.
+/// each event Goblin subscribes to fires once (CONFIG SET for the config change; writes,
+/// deletions, an expiry, FLUSHDB and SWAPDB for the keyspace events its waiting lines follow),
+/// and a subscription left behind would call into the unloaded library and crash the server.
+/// It touches only the key `callbacks:probe` and database 9.
 #[allow(dead_code)]
 pub fn assert_no_callback_left(conn: &mut Conn) {
     for value in ["yes", "no"] {
         let reply = conn.call(&["CONFIG", "SET", "lazyfree-lazy-expire", value]);
         assert_eq!(reply, Reply::Status("OK".into()));
     }
+    let probe = "callbacks:probe";
+    for args in [
+        &["SET", probe, "v"][..],
+        &["DEL", probe],
+        &["ZADD", probe, "1", "m"],
+        &["ZREM", probe, "m"],
+        &["SET", probe, "v", "PX", "1"],
+    ] {
+        conn.call(args);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    assert_eq!(conn.call(&["GET", probe]), Reply::Nil, "expired on access");
+    for args in [
+        &["SWAPDB", "0", "9"][..],
+        &["SWAPDB", "0", "9"],
+        &["SELECT", "9"],
+        &["FLUSHDB"],
+        &["SELECT", "0"],
+    ] {
+        assert_eq!(conn.call(args), Reply::Status("OK".into()), "{args:?}");
+    }
     assert_eq!(conn.call(&["PING"]), Reply::Status("PONG".into()));
 }
 
+/// `server.dirty`: every write and every replicated effect raises it. Unchanged across a call
+/// means the call neither wrote nor propagated anything.
 pub fn dirty(conn: &mut Conn) -> i64 {
     info_field(conn, "persistence", "rdb_changes_since_last_save")
         .parse()

@@ -28,6 +28,8 @@ pub enum Expect {
     Ints(&'static [i64]),
     /// A bulk string.
     Bulk(&'static str),
+    /// A status reply (`OK`).
+    Status(&'static str),
     /// An array of bulk strings (INCREX BYFLOAT's `["2.5", "1.5"]`, in RESP2).
     Bulks(&'static [&'static str]),
     Null,
@@ -44,6 +46,7 @@ impl Expect {
             Expect::Int(n) => Reply::Int(*n),
             Expect::Ints(ns) => Reply::Array(ns.iter().map(|n| Reply::Int(*n)).collect()),
             Expect::Bulk(text) => bulk(text),
+            Expect::Status(text) => Reply::Status(text.to_string()),
             Expect::Bulks(texts) => Reply::Array(texts.iter().map(|text| bulk(text)).collect()),
             Expect::Null => Reply::Nil,
             Expect::Error(e) => Reply::Error(e.to_string()),
@@ -70,6 +73,8 @@ impl Expect {
 pub enum Value {
     Str(&'static str),
     Zset(&'static [&'static str]),
+    /// A sorted set's members, without their scores (times on the server's clock).
+    Members(&'static [&'static str]),
 }
 
 /// The page's "effect" column, as a check.
@@ -82,6 +87,8 @@ pub enum Effect {
     Persisted { value: Value },
     /// The key holds `value`, expiring at the absolute Unix time `at_ms`.
     ExpiresAt { value: Value, at_ms: i64 },
+    /// The key holds `value`, its expiry `by_ms` later than before the call.
+    ExtendedBy { value: Value, by_ms: i64 },
     /// GOBLIN.SWINDOW's counts stored: `start:current:previous`, the current window's start
     /// being that of the server's clock at the call, and the key expiring two windows after it.
     Counts {
@@ -135,6 +142,11 @@ fn assert_value(state: &(String, Reply, i64), value: &Value, what: &str) {
         Value::Zset(items) => {
             assert_eq!(state.0, "zset", "{what}");
             assert_eq!(state.1.texts(), *items, "{what}");
+        }
+        Value::Members(members) => {
+            assert_eq!(state.0, "zset", "{what}");
+            let names: Vec<String> = state.1.texts().into_iter().step_by(2).collect();
+            assert_eq!(names, *members, "{what}");
         }
     }
 }
@@ -265,6 +277,12 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
                             after.0 == "string" && fits,
                             "{what}: {after:?}, expected {current}:{previous} in a window of {window_ms} ms at [{t0}, {t1}]"
                         );
+                    }
+                    Effect::ExtendedBy { value, by_ms } => {
+                        if native.is_none() {
+                            assert_value(&after, value, &what);
+                        }
+                        assert_eq!(after.2, before.2 + by_ms, "{what}: the expiry");
                     }
                     Effect::ExpiresAt { value, at_ms } => {
                         if native.is_none() {
@@ -473,6 +491,7 @@ pub fn assert_rows_are_the_page_table(page: &str, rows: &[Row]) {
                     "{heading}: {situation}: reply {text:?}, the page says {reply}"
                 ),
                 Expect::Null => assert_eq!(stated, "(nil)", "{heading}: {situation}"),
+                Expect::Status(text) => assert_eq!(stated, *text, "{heading}: {situation}"),
                 Expect::Array(items) => assert!(
                     array_cell(reply).is_some_and(|fields| fields.len() == items.len()
                         && fields

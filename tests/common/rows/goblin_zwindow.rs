@@ -174,6 +174,31 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
         }],
     },
     Row {
+        situation: "`XX` and `member` holds a slot",
+        cases: &[case(
+            &[&["GOBLIN.ZWINDOW", "{}", "1000", "10", "1", "m"]],
+            &["GOBLIN.ZWINDOW", "{}", "1005", "10", "1", "m", "xx"],
+            Int(1),
+            Armed {
+                value: Zset(&["m", "1005"]),
+                ttl_ms: 10_000,
+            },
+        )],
+    },
+    Row {
+        situation: "`XX` and it does not",
+        cases: &[
+            case(&[], &["GOBLIN.ZWINDOW", "{}", "1000", "10", "5", "m", "XX"], Int(0), Nothing),
+            // Its lease ran out: it is not renewed, though the window has room.
+            case(
+                &[&["GOBLIN.ZWINDOW", "{}", "1000", "10", "5", "m"]],
+                &["GOBLIN.ZWINDOW", "{}", "1011", "10", "5", "m", "XX"],
+                Int(0),
+                Deleted,
+            ),
+        ],
+    },
+    Row {
         situation: "`COST n`, and the units inside plus `n` fit under `limit`",
         cases: &[
             case(
@@ -277,8 +302,26 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "an option other than `COST`, or `COST` without a value",
+        situation: "an option other than `COST` or `XX`, one given twice or with the other, or `COST` without a value",
         cases: &[
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "XX", "COST", "1"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "COST", "1", "XX"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "XX", "XX"],
+                Error(SYNTAX),
+                Nothing,
+            ),
             case(
                 &[],
                 &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "COST"],

@@ -9,6 +9,7 @@ mod digest;
 mod goblin_cad;
 mod goblin_gcra;
 mod goblin_increx;
+mod goblin_lock;
 mod goblin_swindow;
 mod goblin_swstats;
 mod goblin_zwindow;
@@ -21,6 +22,7 @@ pub use digest::*;
 pub use goblin_cad::*;
 pub use goblin_gcra::*;
 pub use goblin_increx::*;
+pub use goblin_lock::*;
 pub use goblin_swindow::*;
 pub use goblin_swstats::*;
 pub use goblin_zwindow::*;
@@ -38,6 +40,10 @@ pub const PAGES: &[(&str, &[Row])] = &[
     (GOBLIN_ZWSTATS_PAGE, GOBLIN_ZWSTATS_ROWS),
     (GOBLIN_SWINDOW_PAGE, GOBLIN_SWINDOW_ROWS),
     (GOBLIN_SWSTATS_PAGE, GOBLIN_SWSTATS_ROWS),
+    (GOBLIN_LOCK_PAGE, GOBLIN_LOCK_ROWS),
+    (GOBLIN_BLOCK_PAGE, GOBLIN_BLOCK_ROWS),
+    (GOBLIN_EXTEND_PAGE, GOBLIN_EXTEND_ROWS),
+    (GOBLIN_BZWINDOW_PAGE, GOBLIN_BZWINDOW_ROWS),
     (INCREX_PAGE, INCREX_ROWS),
     (DELEX_PAGE, DELEX_ROWS),
     (DIGEST_PAGE, DIGEST_ROWS),

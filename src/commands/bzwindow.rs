@@ -1,0 +1,123 @@
+//! GOBLIN.BZWINDOW key window limit member timeout: GOBLIN.ZWINDOW's blocking acquire of a
+//! lease or a permit, on the server's clock. Refreshes `member`'s slot, or admits it if there is
+//! room and nobody waits; otherwise waits inside the server, in line, first come first served,
+//! and is admitted the moment a slot frees: a release (GOBLIN.CAD, ZREM, DEL), the key's
+//! expiry, or the oldest member ageing out of the window, on a timer set at its deadline.
+//! `timeout` is in seconds, 0 waiting for ever; on expiry the reply is nil, as BZPOPMIN's.
+//! Inside MULTI, a script or a function, and on a replica, it answers at once.
+//!
+//! ```text
+//! -> 1, or nil
+//! ```
+
+use goblin_core::clock::Now;
+use goblin_core::waitlist::Want;
+use goblin_core::zwindow;
+
+use super::zwindow::step;
+use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::{CommandStats, Counter};
+use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::waiting;
+
+pub struct GoblinBzwindow;
+
+static STATS: CommandStats = CommandStats::new();
+static GRANTED: Counter = Counter::new();
+static WAITED: Counter = Counter::new();
+
+pub struct BzwindowArgs<'call> {
+    key: Arg<'call>,
+    window: f64,
+    limit: i64,
+    member: Arg<'call>,
+    timeout_ms: i64,
+}
+
+impl Command for GoblinBzwindow {
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.bzwindow",
+        flags: c"write deny-oom blocking",
+        acl_categories: c"write sortedset slow blocking",
+        summary: c"Refreshes member's slot in a sliding window on the server's clock, admits it if there is room, or waits in line for a slot (first come, first served) until timeout seconds pass (0: for ever).",
+        complexity: c"O(log(N) + M) with N the members in the set and M the members evicted; each hand-off is O(W) with W the waiters on the key.",
+        since: c"0.3.0",
+        key: KeyAccess::ReadUpdate,
+        args: &[
+            ArgDoc::key(c"key"),
+            ArgDoc::double(c"window"),
+            ArgDoc::integer(c"limit"),
+            ArgDoc::string(c"member"),
+            ArgDoc::double(c"timeout"),
+        ],
+        stats: &STATS,
+        info_name: "bzwindow",
+        outcomes: &[("granted", &GRANTED), ("waited", &WAITED)],
+        stand_in: false,
+    };
+
+    type Args<'call> = BzwindowArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<BzwindowArgs<'call>, CommandError> {
+        let key = args.next()?;
+        let window = args.next()?.to_finite_f64()?;
+        let limit = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
+        let member = args.next()?;
+        let timeout_ms = args.next()?.to_timeout_ms()?;
+        args.finish()?;
+        Ok(BzwindowArgs {
+            key,
+            window,
+            limit,
+            member,
+            timeout_ms,
+        })
+    }
+
+    fn run<'call>(
+        ctx: &'call Ctx,
+        args: BzwindowArgs<'call>,
+    ) -> Result<Reply<'call>, CommandError> {
+        waiting::timeout_fits(ctx, args.timeout_ms)?;
+        let mut key = ctx.open_key(args.key);
+        if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
+            return Err(CommandError::WrongType);
+        }
+        let now_ms = ctx.now_ms();
+        let expiry = zwindow::expiry(args.window, now_ms)?;
+        let now = Now::Server.resolve(now_ms);
+        let cutoff = zwindow::cutoff(now, args.window);
+        // While others wait, only the caller's own slot is renewed: it queues behind them.
+        let newcomers = !waiting::waited_for(ctx, args.key);
+        let admission = step(
+            ctx,
+            &mut key,
+            cutoff,
+            args.limit,
+            now,
+            args.member,
+            newcomers,
+            expiry,
+        );
+        drop(key);
+        if admission.granted() {
+            GRANTED.add(1);
+            waiting::changed(ctx, args.key);
+            return Ok(Reply::Int(1));
+        }
+        if ctx.placement().no_blocking {
+            return Ok(Reply::Null);
+        }
+        let want = Want::Lease {
+            member: args.member.as_bytes().to_vec(),
+            window: args.window,
+            limit: args.limit,
+        };
+        if !waiting::wait(ctx, args.key, want, args.timeout_ms) {
+            return Ok(Reply::Null);
+        }
+        WAITED.add(1);
+        Ok(Reply::Blocked)
+    }
+}

@@ -1,0 +1,100 @@
+//! GOBLIN.EXTEND key token milliseconds [REPLACE]: an owner-checked extend of a token lock. If
+//! the key holds `token` and has a TTL, adds `milliseconds` to it (or, with REPLACE, sets it to
+//! `milliseconds`) and replies 1; otherwise changes nothing and replies 0: the caller does not
+//! hold the lock. A time that is not positive is an error, never a deletion.
+//!
+//! ```text
+//! -> 1 extended, 0 not held by token
+//! ```
+
+use super::lock::lease_ms;
+use crate::effects;
+use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::{CommandStats, Counter};
+use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::waiting;
+
+pub struct GoblinExtend;
+
+static STATS: CommandStats = CommandStats::new();
+static EXTENDED: Counter = Counter::new();
+static NOT_HELD: Counter = Counter::new();
+
+pub struct ExtendArgs<'call> {
+    key: Arg<'call>,
+    token: Arg<'call>,
+    ms: i64,
+    replace: bool,
+}
+
+impl Command for GoblinExtend {
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.extend",
+        flags: c"write deny-oom fast",
+        acl_categories: c"write string fast",
+        summary: c"Adds milliseconds to a token lock's TTL (or sets it to milliseconds, with REPLACE) if the key still holds token; replies 0 when it does not.",
+        complexity: c"O(1)",
+        since: c"0.3.0",
+        key: KeyAccess::ReadUpdate,
+        args: &[
+            ArgDoc::key(c"key"),
+            ArgDoc::string(c"token"),
+            ArgDoc::integer(c"milliseconds"),
+            ArgDoc::pure_token(c"replace", "REPLACE").optional(),
+        ],
+        stats: &STATS,
+        info_name: "extend",
+        outcomes: &[("extended", &EXTENDED), ("not_held", &NOT_HELD)],
+        stand_in: false,
+    };
+
+    type Args<'call> = ExtendArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<ExtendArgs<'call>, CommandError> {
+        let (key, token) = (args.next()?, args.next()?);
+        let ms = lease_ms(args.next()?)?;
+        let replace = match args.rest() {
+            [] => false,
+            [option] if option.is("REPLACE") => true,
+            _ => return Err(CommandError::Syntax),
+        };
+        Ok(ExtendArgs {
+            key,
+            token,
+            ms,
+            replace,
+        })
+    }
+
+    fn run<'call>(ctx: &'call Ctx, args: ExtendArgs<'call>) -> Result<Reply<'call>, CommandError> {
+        let mut key = ctx.open_key(args.key);
+        let held = match key.kind() {
+            KeyKind::Empty => false,
+            KeyKind::String => key.string() == Some(args.token.as_bytes()),
+            KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
+        };
+        // A lock without a TTL is not a lease to extend (as the extend of redis-py's Lock).
+        let Some(left_ms) = key.ttl_ms().filter(|_| held) else {
+            NOT_HELD.add(1);
+            return Ok(Reply::Int(0));
+        };
+        let ttl_ms = if args.replace {
+            args.ms
+        } else {
+            left_ms
+                .checked_add(args.ms)
+                .ok_or(CommandError::InvalidExpire)?
+        };
+        let at_ms = ctx
+            .now_ms()
+            .checked_add(ttl_ms)
+            .ok_or(CommandError::InvalidExpire)?;
+        effects::expires_at(ctx, &mut key, at_ms);
+        EXTENDED.add(1);
+        drop(key);
+        // The next waiter's turn moved: its timer with it.
+        waiting::changed(ctx, args.key);
+        Ok(Reply::Int(1))
+    }
+}

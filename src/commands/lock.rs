@@ -1,0 +1,104 @@
+//! GOBLIN.LOCK key token milliseconds: a token lock's acquire, `SET key token NX PX ms`, that
+//! waits its turn: it fails while anyone waits in line for the key (GOBLIN.BLOCK), so a caller
+//! that asks without waiting never takes the lock from one who came earlier. A holder asking
+//! again with its own token gets it again, its lease re-armed: a retried acquire whose first
+//! reply was lost succeeds.
+//!
+//! ```text
+//! -> OK, or nil
+//! ```
+
+use crate::error::CommandError;
+use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::stats::{CommandStats, Counter};
+use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
+use crate::waiting;
+
+pub struct GoblinLock;
+
+static STATS: CommandStats = CommandStats::new();
+static ACQUIRED: Counter = Counter::new();
+static REFUSED: Counter = Counter::new();
+
+pub struct LockArgs<'call> {
+    pub key: Arg<'call>,
+    pub token: Arg<'call>,
+    pub ms: i64,
+}
+
+/// The lease: milliseconds, at least 1, as SET's PX takes them.
+pub(crate) fn lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
+    match arg.to_i64() {
+        None => Err(CommandError::NotInteger),
+        Some(ms) if ms <= 0 => Err(CommandError::InvalidExpire),
+        Some(ms) => Ok(ms),
+    }
+}
+
+/// Takes the lock for `args.token` if nobody holds it and nobody waits, or if the caller holds
+/// it already; `None` (nothing written) otherwise, or an error for a key of another type.
+pub(crate) fn take_now(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    args: &LockArgs<'_>,
+) -> Result<Option<Reply<'static>>, CommandError> {
+    let at_ms = ctx
+        .now_ms()
+        .checked_add(args.ms)
+        .ok_or(CommandError::InvalidExpire)?;
+    let free = match key.kind() {
+        KeyKind::Empty => !waiting::waited_for(ctx, args.key),
+        // Its holder, again: the lease starts over.
+        KeyKind::String => key.string() == Some(args.token.as_bytes()),
+        KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
+    };
+    if !free {
+        return Ok(None);
+    }
+    waiting::take_lock(ctx, key, args.token.as_bytes(), at_ms);
+    Ok(Some(Reply::Status(c"OK")))
+}
+
+impl Command for GoblinLock {
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.lock",
+        flags: c"write deny-oom fast",
+        acl_categories: c"write string fast",
+        summary: c"Acquires a token lock for milliseconds if nobody holds it and nobody waits for it (SET NX PX that never jumps the line of GOBLIN.BLOCK), or re-arms the caller's own.",
+        complexity: c"O(1)",
+        since: c"0.3.0",
+        key: KeyAccess::ReadUpdate,
+        args: &[
+            ArgDoc::key(c"key"),
+            ArgDoc::string(c"token"),
+            ArgDoc::integer(c"milliseconds"),
+        ],
+        stats: &STATS,
+        info_name: "lock",
+        outcomes: &[("acquired", &ACQUIRED), ("refused", &REFUSED)],
+        stand_in: false,
+    };
+
+    type Args<'call> = LockArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<LockArgs<'call>, CommandError> {
+        let (key, token) = (args.next()?, args.next()?);
+        let ms = lease_ms(args.next()?)?;
+        args.finish()?;
+        Ok(LockArgs { key, token, ms })
+    }
+
+    fn run<'call>(ctx: &'call Ctx, args: LockArgs<'call>) -> Result<Reply<'call>, CommandError> {
+        let mut key = ctx.open_key(args.key);
+        match take_now(ctx, &mut key, &args)? {
+            Some(reply) => {
+                ACQUIRED.add(1);
+                Ok(reply)
+            }
+            None => {
+                REFUSED.add(1);
+                Ok(Reply::Null)
+            }
+        }
+    }
+}

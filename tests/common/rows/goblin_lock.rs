@@ -1,0 +1,412 @@
+//! GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.EXTEND and GOBLIN.BZWINDOW: the rows of their pages'
+//! tables of situations, as tests (see `table.rs`): what each call answers at once. Waiting is
+//! proven in tests/waiting.rs.
+
+use super::super::*;
+use Effect::*;
+use Expect::{Error, Int, Null};
+use Value::{Members, Str};
+
+pub const GOBLIN_LOCK_PAGE: &str = "docs/commands/goblin.lock.md";
+pub const GOBLIN_BLOCK_PAGE: &str = "docs/commands/goblin.block.md";
+pub const GOBLIN_EXTEND_PAGE: &str = "docs/commands/goblin.extend.md";
+pub const GOBLIN_BZWINDOW_PAGE: &str = "docs/commands/goblin.bzwindow.md";
+
+const OK: Expect = Expect::Status("OK");
+
+pub const GOBLIN_LOCK_ROWS: &[Row] = &[
+    Row {
+        situation: "key missing, nobody waiting",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.LOCK", "{}", "t", "30000"],
+                OK,
+                Armed {
+                    value: Str("t"),
+                    ttl_ms: 30_000,
+                },
+            ),
+            // Any string is a token, the empty one too (as SET takes it).
+            case(
+                &[],
+                &["GOBLIN.LOCK", "{}", "", "30000"],
+                OK,
+                Armed {
+                    value: Str(""),
+                    ttl_ms: 30_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "key holds `token`",
+        cases: &[case(
+            &[&["GOBLIN.LOCK", "{}", "t", "1000"]],
+            &["GOBLIN.LOCK", "{}", "t", "30000"],
+            OK,
+            Armed {
+                value: Str("t"),
+                ttl_ms: 30_000,
+            },
+        )],
+    },
+    Row {
+        situation: "key holds another token, or callers wait in line",
+        cases: &[
+            case(
+                &[&["GOBLIN.LOCK", "{}", "a", "30000"]],
+                &["GOBLIN.LOCK", "{}", "t", "30000"],
+                Null,
+                Nothing,
+            ),
+            case(
+                &[&["SET", "{}", "a"]],
+                &["GOBLIN.LOCK", "{}", "t", "30000"],
+                Null,
+                Nothing,
+            ),
+        ],
+    },
+    Row {
+        situation: "`milliseconds` not an integer",
+        cases: &[Case {
+            setup: &[],
+            call: &["GOBLIN.LOCK", "{}", "t", "{v}"],
+            each: &["x", "1.5", ""],
+            reply: Error(NOT_INTEGER),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "`milliseconds` <= 0",
+        cases: &[Case {
+            setup: &[],
+            call: &["GOBLIN.LOCK", "{}", "t", "{v}"],
+            each: &["0", "-1"],
+            reply: Error(GOBLIN_LOCK_INVALID_EXPIRE),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "key holds a list, hash, sorted set, ...",
+        cases: &[case(
+            &[&["RPUSH", "{}", "a"]],
+            &["GOBLIN.LOCK", "{}", "t", "1000"],
+            Error(WRONGTYPE),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "wrong number of arguments",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.LOCK", "{}", "t"],
+                Error(GOBLIN_LOCK_ARITY),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.LOCK", "{}", "t", "1", "x"],
+                Error(GOBLIN_LOCK_ARITY),
+                Nothing,
+            ),
+        ],
+    },
+];
+
+pub const GOBLIN_BLOCK_ROWS: &[Row] = &[
+    Row {
+        situation: "key missing, nobody waiting",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BLOCK", "{}", "t", "30000", "1"],
+            OK,
+            Armed {
+                value: Str("t"),
+                ttl_ms: 30_000,
+            },
+        )],
+    },
+    Row {
+        situation: "key holds `token`",
+        cases: &[case(
+            &[&["GOBLIN.LOCK", "{}", "t", "1000"]],
+            &["GOBLIN.BLOCK", "{}", "t", "30000", "0"],
+            OK,
+            Armed {
+                value: Str("t"),
+                ttl_ms: 30_000,
+            },
+        )],
+    },
+    Row {
+        situation: "inside MULTI or a script, the lock held",
+        cases: &[case(
+            &[&["GOBLIN.LOCK", "{}", "a", "30000"]],
+            &[
+                "EVAL",
+                "return redis.call('GOBLIN.BLOCK', KEYS[1], 't', 1000, 0)",
+                "1",
+                "{}",
+            ],
+            Null,
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`timeout` negative",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BLOCK", "{}", "t", "1000", "-1"],
+            Error(TIMEOUT_NEGATIVE),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`timeout` not a number",
+        cases: &[Case {
+            setup: &[],
+            call: &["GOBLIN.BLOCK", "{}", "t", "1000", "{v}"],
+            each: &["x", "nan", ""],
+            reply: Error(TIMEOUT_NOT_A_FLOAT),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "`timeout` too large for the clock",
+        cases: &[Case {
+            setup: &[],
+            call: &["GOBLIN.BLOCK", "{}", "t", "1000", "{v}"],
+            each: &["1e300", "inf", "9223372036854775"],
+            reply: Error(TIMEOUT_OUT_OF_RANGE),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "`milliseconds` <= 0",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BLOCK", "{}", "t", "0", "1"],
+            Error(GOBLIN_BLOCK_INVALID_EXPIRE),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "key holds a list, hash, sorted set, ...",
+        cases: &[case(
+            &[&["ZADD", "{}", "1", "a"]],
+            &["GOBLIN.BLOCK", "{}", "t", "1000", "0"],
+            Error(WRONGTYPE),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "wrong number of arguments",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BLOCK", "{}", "t", "1000"],
+            Error(GOBLIN_BLOCK_ARITY),
+            Nothing,
+        )],
+    },
+];
+
+pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
+    Row {
+        situation: "key holds `token`, with a TTL",
+        cases: &[case(
+            &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
+            &["GOBLIN.EXTEND", "{}", "t", "5000"],
+            Int(1),
+            ExtendedBy {
+                value: Str("t"),
+                by_ms: 5_000,
+            },
+        )],
+    },
+    Row {
+        situation: "the same, with `REPLACE`",
+        cases: &[case(
+            &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
+            &["GOBLIN.EXTEND", "{}", "t", "30000", "replace"],
+            Int(1),
+            Armed {
+                value: Str("t"),
+                ttl_ms: 30_000,
+            },
+        )],
+    },
+    Row {
+        situation: "key holds another token, or none",
+        cases: &[
+            case(
+                &[&["GOBLIN.LOCK", "{}", "a", "10000"]],
+                &["GOBLIN.EXTEND", "{}", "t", "5000"],
+                Int(0),
+                Nothing,
+            ),
+            case(&[], &["GOBLIN.EXTEND", "{}", "t", "5000"], Int(0), Nothing),
+        ],
+    },
+    Row {
+        situation: "key holds `token` without a TTL",
+        cases: &[case(
+            &[&["SET", "{}", "t"]],
+            &["GOBLIN.EXTEND", "{}", "t", "5000"],
+            Int(0),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`milliseconds` not an integer",
+        cases: &[case(
+            &[],
+            &["GOBLIN.EXTEND", "{}", "t", "x"],
+            Error(NOT_INTEGER),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`milliseconds` <= 0",
+        cases: &[Case {
+            setup: &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
+            call: &["GOBLIN.EXTEND", "{}", "t", "{v}"],
+            each: &["0", "-5"],
+            reply: Error(GOBLIN_EXTEND_INVALID_EXPIRE),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "an option other than `REPLACE`",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.EXTEND", "{}", "t", "5000", "KEEP"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.EXTEND", "{}", "t", "5000", "REPLACE", "x"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+        ],
+    },
+    Row {
+        situation: "key holds a list, hash, sorted set, ...",
+        cases: &[case(
+            &[&["HSET", "{}", "f", "v"]],
+            &["GOBLIN.EXTEND", "{}", "t", "5000"],
+            Error(WRONGTYPE),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "wrong number of arguments",
+        cases: &[case(
+            &[],
+            &["GOBLIN.EXTEND", "{}", "t"],
+            Error(GOBLIN_EXTEND_ARITY),
+            Nothing,
+        )],
+    },
+];
+
+pub const GOBLIN_BZWINDOW_ROWS: &[Row] = &[
+    Row {
+        situation: "`member` holds a slot",
+        cases: &[case(
+            &[&["GOBLIN.BZWINDOW", "{}", "30", "1", "m", "1"]],
+            &["GOBLIN.BZWINDOW", "{}", "30", "1", "m", "1"],
+            Int(1),
+            Armed {
+                value: Members(&["m"]),
+                ttl_ms: 30_000,
+            },
+        )],
+    },
+    Row {
+        situation: "the window has room, nobody waiting",
+        cases: &[case(
+            &[&["GOBLIN.BZWINDOW", "{}", "30", "2", "a", "1"]],
+            &["GOBLIN.BZWINDOW", "{}", "30", "2", "m", "1"],
+            Int(1),
+            Armed {
+                value: Members(&["a", "m"]),
+                ttl_ms: 30_000,
+            },
+        )],
+    },
+    Row {
+        situation: "inside MULTI or a script, the window full",
+        cases: &[case(
+            &[&["GOBLIN.BZWINDOW", "{}", "30", "1", "a", "1"]],
+            &[
+                "EVAL",
+                "return redis.call('GOBLIN.BZWINDOW', KEYS[1], 30, 1, 'm', 0)",
+                "1",
+                "{}",
+            ],
+            Null,
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`window` not a finite number",
+        cases: &[Case {
+            setup: &[],
+            call: &["GOBLIN.BZWINDOW", "{}", "{v}", "1", "m", "1"],
+            each: &["x", "nan", "inf"],
+            reply: Error(NOT_FLOAT),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "`limit` not an integer",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BZWINDOW", "{}", "30", "1.5", "m", "1"],
+            Error(NOT_INTEGER),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`timeout` negative",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BZWINDOW", "{}", "30", "1", "m", "-1"],
+            Error(TIMEOUT_NEGATIVE),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`timeout` not a number",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BZWINDOW", "{}", "30", "1", "m", "x"],
+            Error(TIMEOUT_NOT_A_FLOAT),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "key holds a string, hash, list, ...",
+        cases: &[case(
+            &[&["SET", "{}", "x"]],
+            &["GOBLIN.BZWINDOW", "{}", "30", "1", "m", "1"],
+            Error(WRONGTYPE),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "wrong number of arguments",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BZWINDOW", "{}", "30", "1", "m"],
+            Error(GOBLIN_BZWINDOW_ARITY),
+            Nothing,
+        )],
+    },
+];

@@ -1,0 +1,363 @@
+//! Waiting in line inside the server: GOBLIN.BLOCK (token locks) and GOBLIN.BZWINDOW (leases
+//! and permits), first come first served, woken by every way a lock or a slot frees; timeouts,
+//! CLIENT UNBLOCK and CLIENT KILL as for native blocking commands; MULTI, scripts and replicas
+//! answered at once; GOBLIN.LOCK, GOBLIN.ZWINDOW and GOBLIN.EXTEND around them.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+/// A client that sent `args` and waits for the reply.
+fn waiter(server: &Server, args: &[&str]) -> Conn {
+    let mut c = server.conn();
+    c.send(args).expect("send");
+    c
+}
+
+/// Waits until the server has `n` blocked clients.
+fn until_blocked(c: &mut Conn, n: i64) {
+    let blocked = |c: &mut Conn| {
+        info_field(c, "clients", "blocked_clients")
+            .parse::<i64>()
+            .unwrap()
+    };
+    assert!(
+        wait_until(Duration::from_secs(10), || blocked(c) == n),
+        "{} blocked clients, not {n}",
+        blocked(c)
+    );
+}
+
+fn waiting(c: &mut Conn) -> i64 {
+    info_field(c, "goblin", "goblin_waiting").parse().unwrap()
+}
+
+fn ok() -> Reply {
+    Reply::Status("OK".into())
+}
+
+const QUICK: Duration = Duration::from_millis(200);
+const LONG: Duration = Duration::from_secs(5);
+
+on_every_server! {
+    /// Each way a lock is freed hands it to the waiter: Goblin's releases at once, the
+    /// server's own deletes and the expiry through keyspace events and timers.
+    fn a_waiter_gets_the_lock_however_it_is_freed(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let releases: &[&[&str]] = &[
+            &["GOBLIN.CAD", "l", "a"],
+            &["DELEX", "l", "IFEQ", "a"],
+            &["DELIFEQ", "l", "a"],
+            &["DEL", "l"],
+            &["UNLINK", "l"],
+            &["GETDEL", "l"],
+            &["FLUSHALL"],
+            &["PEXPIRE", "l", "1"],
+            &["SET", "l", "a", "PX", "50"],
+        ];
+        for release in releases {
+            assert_eq!(c.call(&["GOBLIN.LOCK", "l", "a", "60000"]), ok(), "{release:?}");
+            let mut w = waiter(&server, &["GOBLIN.BLOCK", "l", "b", "30000", "10"]);
+            until_blocked(&mut c, 1);
+            assert_eq!(w.reply_within(QUICK), None, "{release:?}: served before the release");
+            let released = Instant::now();
+            assert!(!c.call(release).is_error(), "{release:?}");
+            assert_eq!(w.reply_within(LONG), Some(ok()), "{release:?}");
+            let waited = released.elapsed();
+            assert!(waited < Duration::from_millis(1000), "{release:?}: {waited:?}");
+            assert_eq!(c.call(&["GET", "l"]), bulk("b"), "{release:?}");
+            let pttl = c.call(&["PTTL", "l"]).int();
+            assert!((29_000..=30_000).contains(&pttl), "{release:?}: the new holder's lease: {pttl}");
+            assert_eq!(waiting(&mut c), 0);
+            c.call(&["DEL", "l"]);
+        }
+    }
+
+    fn waiters_are_served_in_arrival_order(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        assert_eq!(c.call(&["GOBLIN.LOCK", "l", "first", "60000"]), ok());
+        let mut waiters = Vec::new();
+        for i in 0..20 {
+            let token = format!("t{i}");
+            waiters.push(waiter(&server, &["GOBLIN.BLOCK", "l", &token, "60000", "30"]));
+            until_blocked(&mut c, i + 1);
+        }
+        // A caller that does not wait never jumps the line.
+        assert_eq!(c.call(&["GOBLIN.LOCK", "l", "barger", "60000"]), Reply::Nil);
+        let mut holder = "first".to_string();
+        for (i, w) in waiters.iter_mut().enumerate() {
+            assert_eq!(c.call(&["GOBLIN.CAD", "l", &holder]), Reply::Int(1));
+            assert_eq!(w.reply_within(LONG), Some(ok()), "waiter {i}");
+            holder = format!("t{i}");
+            assert_eq!(c.call(&["GET", "l"]), bulk(&holder));
+        }
+        assert_eq!(waiting(&mut c), 0);
+        assert_eq!(info_field(&mut c, "goblin", "goblin_waiting_keys"), "0");
+    }
+
+    fn a_timeout_replies_nil_and_leaves_the_line(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["GOBLIN.LOCK", "l", "a", "60000"]);
+        let started = Instant::now();
+        let mut w = waiter(&server, &["GOBLIN.BLOCK", "l", "b", "1000", "0.3"]);
+        assert_eq!(w.reply_within(LONG), Some(Reply::Nil));
+        assert!(started.elapsed() >= Duration::from_millis(300), "{:?}", started.elapsed());
+        assert_eq!(waiting(&mut c), 0);
+        // Released after the timeout: nobody takes it.
+        assert_eq!(c.call(&["GOBLIN.CAD", "l", "a"]), Reply::Int(1));
+        assert_eq!(c.call(&["EXISTS", "l"]), Reply::Int(0));
+        // The timeout is BLPOP's: seconds, and its errors.
+        for (timeout, error) in [
+            ("-1", "ERR timeout is negative"),
+            ("x", "ERR timeout is not a float or out of range"),
+            ("nan", "ERR timeout is not a float or out of range"),
+            ("1e300", "ERR timeout is out of range"),
+        ] {
+            assert_eq!(c.call(&["GOBLIN.BLOCK", "l", "b", "1000", timeout]), Reply::Error(error.into()), "{timeout}");
+        }
+    }
+
+    fn client_unblock_and_client_kill_act_as_on_blpop(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["GOBLIN.LOCK", "l", "a", "60000"]);
+        let mut ids = Vec::new();
+        let mut waiters: Vec<Conn> = (0..3)
+            .map(|i| {
+                let mut w = server.conn();
+                ids.push(w.call(&["CLIENT", "ID"]).int().to_string());
+                w.send(&["GOBLIN.BLOCK", "l", &format!("t{i}"), "60000", "0"]).unwrap();
+                until_blocked(&mut c, i + 1);
+                w
+            })
+            .collect();
+        assert_eq!(c.call(&["CLIENT", "UNBLOCK", &ids[0], "TIMEOUT"]), Reply::Int(1));
+        assert_eq!(waiters[0].reply_within(LONG), Some(Reply::Nil));
+        assert_eq!(c.call(&["CLIENT", "UNBLOCK", &ids[1], "ERROR"]), Reply::Int(1));
+        match waiters[1].reply_within(LONG) {
+            Some(Reply::Error(e)) => assert!(e.starts_with("UNBLOCKED"), "{e}"),
+            other => panic!("CLIENT UNBLOCK ERROR gave {other:?}"),
+        }
+        // The third is killed: its place goes, and nobody gets the lock for it.
+        assert_eq!(c.call(&["CLIENT", "KILL", "ID", &ids[2]]), Reply::Int(1));
+        assert!(wait_until(LONG, || waiting(&mut c) == 0));
+        assert_eq!(c.call(&["GOBLIN.CAD", "l", "a"]), Reply::Int(1));
+        assert_eq!(c.call(&["EXISTS", "l"]), Reply::Int(0), "a grant to a dead client");
+        // The ones unblocked can call again.
+        assert_eq!(waiters[0].call(&["GOBLIN.LOCK", "l", "t0", "1000"]), ok());
+    }
+
+    /// As BLPOP: no blocking inside MULTI, a script or a function, where the command answers
+    /// at once.
+    fn inside_multi_and_scripts_it_answers_at_once(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["GOBLIN.LOCK", "l", "a", "60000"]);
+        c.call(&["ZADD", "z", "+inf", "holder"]);
+        c.call(&["PEXPIRE", "z", "60000"]);
+        let started = Instant::now();
+        c.call(&["MULTI"]);
+        c.call(&["GOBLIN.BLOCK", "l", "b", "1000", "0"]);
+        c.call(&["GOBLIN.BZWINDOW", "z", "10", "1", "m", "0"]);
+        c.call(&["GOBLIN.BLOCK", "free", "b", "1000", "0"]);
+        assert_eq!(c.call(&["EXEC"]), Reply::Array(vec![Reply::Nil, Reply::Nil, ok()]));
+        let script = "return {redis.call('GOBLIN.BLOCK', KEYS[1], 'b', 1000, 0) == false, redis.call('GOBLIN.BZWINDOW', KEYS[2], 10, 1, 'm', 0) == false}";
+        assert_eq!(c.call(&["EVAL", script, "2", "l", "z"]), Reply::Array(vec![Reply::Int(1), Reply::Int(1)]));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(waiting(&mut c), 0);
+        assert_eq!(info_field(&mut c, "clients", "blocked_clients"), "0");
+    }
+
+    /// A retried acquire (its first reply lost) succeeds: the holder gets its lock again, its
+    /// lease starting over; anyone else's token does not.
+    fn a_holder_asking_again_gets_the_lock_again(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        assert_eq!(c.call(&["GOBLIN.LOCK", "l", "a", "1000"]), ok());
+        assert_eq!(c.call(&["GOBLIN.BLOCK", "l", "a", "60000", "1"]), ok());
+        assert!(c.call(&["PTTL", "l"]).int() > 59_000);
+        assert_eq!(c.call(&["GOBLIN.LOCK", "l", "b", "1000"]), Reply::Nil);
+        assert_eq!(c.call(&["GET", "l"]), bulk("a"));
+    }
+
+    /// A release inside a transaction hands the lock to the waiter at once, so a caller later
+    /// in the same transaction does not get it.
+    fn a_release_hands_the_lock_over_before_anyone_else_runs(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["GOBLIN.LOCK", "l", "a", "60000"]);
+        let mut w = waiter(&server, &["GOBLIN.BLOCK", "l", "b", "60000", "10"]);
+        until_blocked(&mut c, 1);
+        c.call(&["MULTI"]);
+        c.call(&["GOBLIN.CAD", "l", "a"]);
+        c.call(&["GOBLIN.LOCK", "l", "barger", "60000"]);
+        c.call(&["SET", "l", "barger", "NX", "PX", "60000"]);
+        assert_eq!(c.call(&["EXEC"]), Reply::Array(vec![Reply::Int(1), Reply::Nil, Reply::Nil]));
+        assert_eq!(w.reply_within(LONG), Some(ok()));
+        assert_eq!(c.call(&["GET", "l"]), bulk("b"));
+    }
+
+    fn a_permit_waiter_gets_the_slot_however_it_frees(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        // (how the slot frees, and the window: an age-out needs a short one)
+        let frees: &[(&[&str], &str)] = &[
+            (&["GOBLIN.CAD", "s", "holder"], "60"),
+            (&["ZREM", "s", "holder"], "60"),
+            (&["DEL", "s"], "60"),
+            (&["PEXPIRE", "s", "1"], "60"),
+            (&[], "0.3"), // the holder's lease ages out of the window
+        ];
+        for (free, window) in frees {
+            assert_eq!(c.call(&["GOBLIN.BZWINDOW", "s", window, "1", "holder", "1"]), Reply::Int(1));
+            let mut w = waiter(&server, &["GOBLIN.BZWINDOW", "s", window, "1", "next", "10"]);
+            until_blocked(&mut c, 1);
+            let started = Instant::now();
+            if !free.is_empty() {
+                assert!(!c.call(free).is_error(), "{free:?}");
+            }
+            assert_eq!(w.reply_within(LONG), Some(Reply::Int(1)), "{free:?}");
+            let waited = started.elapsed();
+            if free.is_empty() {
+                // Woken by a timer at the holder's deadline, not by polling.
+                assert!(waited >= Duration::from_millis(200) && waited < Duration::from_millis(1000), "{waited:?}");
+            }
+            let members = c.call(&["ZRANGE", "s", "0", "-1"]).texts();
+            assert_eq!(members, ["next"], "{free:?}");
+            assert_eq!(waiting(&mut c), 0);
+            c.call(&["DEL", "s"]);
+        }
+    }
+
+    /// A semaphore of 3: six waiters get the permits in arrival order as holders give theirs
+    /// back, and a newcomer calling GOBLIN.ZWINDOW does not pass them.
+    fn permits_go_in_arrival_order(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for h in ["h0", "h1", "h2"] {
+            assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "3", h]), Reply::Int(1));
+        }
+        let mut waiters = Vec::new();
+        for i in 0..6 {
+            let member = format!("w{i}");
+            waiters.push(waiter(&server, &["GOBLIN.BZWINDOW", "sem", "60", "3", &member, "30"]));
+            until_blocked(&mut c, i + 1);
+        }
+        assert_eq!(c.call(&["GOBLIN.CAD", "sem", "h1"]), Reply::Int(1));
+        assert_eq!(waiters[0].reply_within(LONG), Some(Reply::Int(1)));
+        assert_eq!(waiters[1].reply_within(QUICK), None, "one permit freed, one served");
+        // A newcomer that does not wait, and a renewal of a holder, while the line waits.
+        assert_eq!(c.call(&["GOBLIN.CAD", "sem", "h2"]), Reply::Int(1));
+        assert_eq!(waiters[1].reply_within(LONG), Some(Reply::Int(1)));
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "3", "h0"]), Reply::Int(1), "a holder renews");
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "9", "newcomer"]), Reply::Int(0), "the line goes first");
+        for (i, w) in waiters.iter_mut().enumerate().skip(2) {
+            let holder = c.call(&["ZRANGE", "sem", "0", "0"]).texts().remove(0);
+            assert_eq!(c.call(&["GOBLIN.CAD", "sem", &holder]), Reply::Int(1));
+            assert_eq!(w.reply_within(LONG), Some(Reply::Int(1)), "waiter {i}");
+        }
+        assert_eq!(waiting(&mut c), 0);
+        let mut members = c.call(&["ZRANGE", "sem", "0", "-1"]).texts();
+        members.sort();
+        assert_eq!(members, ["w3", "w4", "w5"]);
+    }
+
+    /// GOBLIN.EXTEND adds to, or replaces, its own lock's lease; and the next waiter's turn
+    /// moves with it.
+    fn an_extended_lease_moves_the_next_turn(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["GOBLIN.LOCK", "l", "a", "300"]);
+        let mut w = waiter(&server, &["GOBLIN.BLOCK", "l", "b", "1000", "10"]);
+        until_blocked(&mut c, 1);
+        assert_eq!(c.call(&["GOBLIN.EXTEND", "l", "a", "700"]), Reply::Int(1));
+        assert_eq!(w.reply_within(Duration::from_millis(600)), None, "taken at the old expiry");
+        assert_eq!(w.reply_within(LONG), Some(ok()));
+        assert_eq!(c.call(&["GET", "l"]), bulk("b"));
+    }
+}
+
+on_every_server! {
+    /// A writable replica (replica-read-only no) answers at once: a grant there could never
+    /// reach the primary. And a failover with waiters parked on the old primary: each gets the
+    /// error native blocking commands get after a role change, and none holds the lock.
+    fn replicas_answer_at_once_and_a_failover_unblocks_with_an_error(flavor: Flavor) {
+        // Both load the module, as a promoted replica must; replica mode (a replica without
+        // the module) would not let the test change their roles.
+        let primary = Server::builder(flavor).without_replica().start();
+        let replica = Server::builder(flavor).without_replica().start();
+        replica.follow(&primary);
+        let mut p = primary.conn();
+        let mut r = replica.conn();
+        p.call(&["GOBLIN.LOCK", "l", "holder", "60000"]);
+        assert!(wait_until(LONG, || r.call(&["GET", "l"]) == bulk("holder")));
+        r.call(&["CONFIG", "SET", "replica-read-only", "no"]);
+        let started = Instant::now();
+        assert_eq!(r.call(&["GOBLIN.BLOCK", "l", "b", "1000", "0"]), Reply::Nil);
+        assert_eq!(r.call(&["GOBLIN.BZWINDOW", "s", "60", "0", "m", "0"]), Reply::Nil);
+        assert!(started.elapsed() < Duration::from_secs(2));
+        r.call(&["CONFIG", "SET", "replica-read-only", "yes"]);
+
+        let mut waiters: Vec<Conn> = (0..3)
+            .map(|i| {
+                let w = waiter(&primary, &["GOBLIN.BLOCK", "l", &format!("w{i}"), "60000", "0"]);
+                until_blocked(&mut p, i + 1);
+                w
+            })
+            .collect();
+        // The failover: the replica becomes the primary, the old primary its replica.
+        r.call(&["REPLICAOF", "NO", "ONE"]);
+        p.call(&["REPLICAOF", "127.0.0.1", &replica.port.to_string()]);
+        for (i, w) in waiters.iter_mut().enumerate() {
+            match w.reply_within(LONG) {
+                Some(Reply::Error(e)) => assert!(e.starts_with("UNBLOCKED"), "waiter {i}: {e}"),
+                other => panic!("waiter {i}: {other:?}"),
+            }
+        }
+        assert_eq!(r.call(&["GET", "l"]), bulk("holder"), "nobody else holds it");
+        assert!(wait_until(LONG, || waiting(&mut p) == 0));
+    }
+}
+
+on_every_server! {
+    /// A grant is a write like any other: the replica (without the module) and the AOF get the
+    /// core commands it stands for (SET PXAT for a lock, ZADD and PEXPIREAT for a slot), never
+    /// a GOBLIN command, and the replica ends identical, TTLs to the millisecond.
+    fn grants_reach_the_replica_and_the_aof_as_core_commands(flavor: Flavor) {
+        let dir = TempDir::new("waiting-aof");
+        let primary = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).start();
+        let replica = primary.replica().expect("replica mode");
+        let mut p = primary.conn();
+        assert_eq!(p.call(&["GOBLIN.LOCK", "l", "a", "60000"]), ok());
+        assert_eq!(p.call(&["GOBLIN.BZWINDOW", "s", "60", "1", "a", "0"]), Reply::Int(1));
+        let mut lock_waiter = waiter(&primary, &["GOBLIN.BLOCK", "l", "b", "30000", "0"]);
+        let mut slot_waiter = waiter(&primary, &["GOBLIN.BZWINDOW", "s", "60", "1", "b", "0"]);
+        until_blocked(&mut p, 2);
+        assert_eq!(p.call(&["GOBLIN.CAD", "l", "a"]), Reply::Int(1));
+        assert_eq!(p.call(&["GOBLIN.CAD", "s", "a"]), Reply::Int(1));
+        assert_eq!(lock_waiter.reply_within(LONG), Some(ok()));
+        assert_eq!(slot_waiter.reply_within(LONG), Some(Reply::Int(1)));
+        assert_eq!(p.call(&["WAIT", "1", "10000"]), Reply::Int(1));
+        let mut r = replica.conn();
+        assert_eq!(dataset(&mut r), dataset(&mut p));
+        assert_eq!(r.call(&["GET", "l"]), bulk("b"));
+        assert_eq!(r.call(&["ZRANGE", "s", "0", "-1"]).texts(), ["b"]);
+        assert_eq!(replication_errors(&replica.log()), Vec::<String>::new(), "{}", replica.log());
+
+        let aof = aof_text(&dir.0);
+        assert!(!aof.to_ascii_lowercase().contains("goblin"), "the AOF names a GOBLIN command");
+        let commands = aof_commands(&aof);
+        let upper = |command: &Vec<String>| command.iter().map(|w| w.to_ascii_uppercase()).collect::<Vec<_>>();
+        assert!(
+            commands.iter().map(upper).any(|c| c.len() == 5 && c[0] == "SET" && c[1] == "L" && c[2] == "B" && c[3] == "PXAT"),
+            "no SET l b PXAT in the AOF: {commands:?}"
+        );
+        assert!(
+            commands.iter().map(upper).any(|c| c[0] == "ZADD" && c[1] == "S" && c.last().map(String::as_str) == Some("B")),
+            "no ZADD s ... b in the AOF: {commands:?}"
+        );
+    }
+}
