@@ -269,6 +269,18 @@ pub fn stored_with_expiry(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], at_ms: i64
     ctx.signal_modified(name);
 }
 
+/// A string key written whole, without a TTL (a token lock without a lease): `event` in the
+/// string class, and `SET key value` for the replicas and the AOF (which drops any TTL, as the
+/// key's does here).
+pub fn stored(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], event: &CStr) {
+    let name = key.name();
+    key.set_string(value);
+    key.remove_ttl();
+    ctx.notify(EventClass::String, event, name);
+    Effect::Set { value }.replicate(ctx, name);
+    ctx.signal_modified(name);
+}
+
 /// After `zwindow::evict`: what ZREMRANGEBYSCORE would have said and replicated.
 pub fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
     if eviction.count == 0 {

@@ -282,16 +282,21 @@ fn grant_lock(
     let Some((id, Want::Lock { token, ms })) = waiting.first() else {
         return Vec::new();
     };
-    let at_ms = ctx.now_ms().saturating_add(*ms);
+    let at_ms = (*ms > 0).then(|| ctx.now_ms().saturating_add(*ms));
     take_lock(ctx, key, token, at_ms);
-    // The new holder's lease runs out at `at_ms`: the next waiter's turn, at the latest.
-    arm(ctx, lists, line, Some(*ms + 1));
+    // The new holder's lease runs out at `at_ms`: the next waiter's turn, at the latest (a lock
+    // without a lease waits for its release).
+    arm(ctx, lists, line, at_ms.map(|_| *ms + 1));
     vec![*id]
 }
 
-/// Sets a token lock: `SET key token PXAT at_ms`, as SET fires and replicates it.
-pub fn take_lock(ctx: &Ctx, key: &mut Key<'_>, token: &[u8], at_ms: i64) {
-    effects::stored_with_expiry(ctx, key, token, at_ms, c"set");
+/// Sets a token lock: `SET key token PXAT at_ms`, or `SET key token` without a lease, as SET
+/// fires and replicates it.
+pub fn take_lock(ctx: &Ctx, key: &mut Key<'_>, token: &[u8], at_ms: Option<i64>) {
+    match at_ms {
+        Some(at_ms) => effects::stored_with_expiry(ctx, key, token, at_ms, c"set"),
+        None => effects::stored(ctx, key, token, c"set"),
+    }
 }
 
 /// A lease: evicts what left the window (the head's), then admits the waiters at the head of

@@ -97,6 +97,28 @@ on_every_server! {
         assert_eq!(info_field(&mut c, "goblin", "goblin_waiting_keys"), "0");
     }
 
+    /// A lock without a lease (0 ms, redis-py's `timeout=None`): the waiter holds it with no
+    /// TTL, and no timer hands it on; its release does, and the next one's lease is its own.
+    fn a_lock_without_a_lease_waits_for_its_release(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        assert_eq!(c.call(&["GOBLIN.LOCK", "l", "a", "50"]), ok());
+        let mut w = waiter(&server, &["GOBLIN.BLOCK", "l", "b", "0", "10"]);
+        until_blocked(&mut c, 1);
+        // a's lease runs out: b holds it, for ever.
+        assert_eq!(w.reply_within(LONG), Some(ok()));
+        assert_eq!(c.call(&["GET", "l"]), bulk("b"));
+        assert_eq!(c.call(&["PTTL", "l"]), Reply::Int(-1));
+        let mut next = waiter(&server, &["GOBLIN.BLOCK", "l", "c", "30000", "10"]);
+        until_blocked(&mut c, 1);
+        assert_eq!(next.reply_within(Duration::from_millis(500)), None, "handed on with no release");
+        assert_eq!(c.call(&["GOBLIN.CAD", "l", "b"]), Reply::Int(1));
+        assert_eq!(next.reply_within(LONG), Some(ok()));
+        let pttl = c.call(&["PTTL", "l"]).int();
+        assert!((29_000..=30_000).contains(&pttl), "{pttl}");
+        assert_eq!(waiting(&mut c), 0);
+    }
+
     fn a_timeout_replies_nil_and_leaves_the_line(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();

@@ -11,7 +11,7 @@
 
 use goblin_core::waitlist::Want;
 
-use super::lock::{lease_ms, take_now, LockArgs};
+use super::lock::{lock_lease_ms, take_now, LockArgs};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
 use crate::server::stats::{CommandStats, Counter};
@@ -54,7 +54,7 @@ impl Command for GoblinBlock {
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<BlockArgs<'call>, CommandError> {
         let (key, token) = (args.next()?, args.next()?);
-        let ms = lease_ms(args.next()?)?;
+        let ms = lock_lease_ms(args.next()?)?;
         let timeout_ms = args.next()?.to_timeout_ms()?;
         args.finish()?;
         Ok(BlockArgs {

@@ -35,6 +35,27 @@ pub(crate) fn lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
     }
 }
 
+/// A lock's lease: as [`lease_ms`], or 0 for none (the key is held until it is released, as
+/// redis-py's `Lock` with `timeout=None` holds it: a plain `SET NX`).
+pub(crate) fn lock_lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
+    match arg.to_i64() {
+        Some(0) => Ok(0),
+        _ => lease_ms(arg),
+    }
+}
+
+/// When a lease of `ms` taken now runs out: `None` for no lease (0).
+pub(crate) fn lease_end(ctx: &Ctx, ms: i64) -> Result<Option<i64>, CommandError> {
+    if ms == 0 {
+        return Ok(None);
+    }
+    let at_ms = ctx
+        .now_ms()
+        .checked_add(ms)
+        .ok_or(CommandError::InvalidExpire)?;
+    Ok(Some(at_ms))
+}
+
 /// Takes the lock for `args.token` if nobody holds it and nobody waits, or if the caller holds
 /// it already; `None` (nothing written) otherwise, or an error for a key of another type.
 pub(crate) fn take_now(
@@ -42,10 +63,7 @@ pub(crate) fn take_now(
     key: &mut Key<'_>,
     args: &LockArgs<'_>,
 ) -> Result<Option<Reply<'static>>, CommandError> {
-    let at_ms = ctx
-        .now_ms()
-        .checked_add(args.ms)
-        .ok_or(CommandError::InvalidExpire)?;
+    let at_ms = lease_end(ctx, args.ms)?;
     let free = match key.kind() {
         KeyKind::Empty => !waiting::waited_for(ctx, args.key),
         // Its holder, again: the lease starts over.
@@ -83,7 +101,7 @@ impl Command for GoblinLock {
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<LockArgs<'call>, CommandError> {
         let (key, token) = (args.next()?, args.next()?);
-        let ms = lease_ms(args.next()?)?;
+        let ms = lock_lease_ms(args.next()?)?;
         args.finish()?;
         Ok(LockArgs { key, token, ms })
     }

@@ -79,11 +79,29 @@ pub const GOBLIN_LOCK_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "`milliseconds` <= 0",
+        situation: "`milliseconds` 0, key missing or holding `token`",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.LOCK", "{}", "t", "0"],
+                OK,
+                Persisted { value: Str("t") },
+            ),
+            // Its holder, again without a lease: the TTL goes, as SET's.
+            case(
+                &[&["GOBLIN.LOCK", "{}", "t", "1000"]],
+                &["GOBLIN.LOCK", "{}", "t", "0"],
+                OK,
+                Persisted { value: Str("t") },
+            ),
+        ],
+    },
+    Row {
+        situation: "`milliseconds` < 0",
         cases: &[Case {
             setup: &[],
             call: &["GOBLIN.LOCK", "{}", "t", "{v}"],
-            each: &["0", "-1"],
+            each: &["-1", "-9223372036854775808"],
             reply: Error(GOBLIN_LOCK_INVALID_EXPIRE),
             effect: Nothing,
         }],
@@ -185,10 +203,19 @@ pub const GOBLIN_BLOCK_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "`milliseconds` <= 0",
+        situation: "`milliseconds` 0, key missing",
         cases: &[case(
             &[],
             &["GOBLIN.BLOCK", "{}", "t", "0", "1"],
+            OK,
+            Persisted { value: Str("t") },
+        )],
+    },
+    Row {
+        situation: "`milliseconds` < 0",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BLOCK", "{}", "t", "-1", "1"],
             Error(GOBLIN_BLOCK_INVALID_EXPIRE),
             Nothing,
         )],
