@@ -99,6 +99,14 @@ pub mod swindow {
         Message("ERR the key holds a string that is not a sliding window counter");
 }
 
+/// GOBLIN.MGCRA's own errors (its policies' are GOBLIN.GCRA's).
+pub mod mgcra {
+    use super::CommandError::{self, Message};
+
+    /// As ZUNION's `numkeys`.
+    pub const NUMPOLICIES: CommandError = Message("ERR numpolicies should be greater than 0");
+}
+
 /// GOBLIN.GCRA's errors, in the words of the GCRA command Redis wrote.
 pub mod gcra {
     use super::CommandError::{self, Message};

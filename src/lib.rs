@@ -20,6 +20,7 @@ use commands::extend::GoblinExtend;
 use commands::gcra::GoblinGcra;
 use commands::increx::GoblinIncrex;
 use commands::lock::GoblinLock;
+use commands::mgcra::GoblinMgcra;
 use commands::native::delex::Delex;
 use commands::native::delifeq::Delifeq;
 use commands::native::digest::Digest;
@@ -37,6 +38,7 @@ const COMMANDS: &[Registration] = &[
     registration::<GoblinZwindow>(),
     registration::<GoblinCad>(),
     registration::<GoblinGcra>(),
+    registration::<GoblinMgcra>(),
     registration::<GoblinZwstats>(),
     registration::<GoblinSwindow>(),
     registration::<GoblinSwstats>(),

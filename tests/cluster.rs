@@ -155,6 +155,30 @@ on_every_server! {
             assert_eq!(keys_in_slot, 0);
             assert_eq!(wrong.call(&["COMMAND", "GETKEYS", "GOBLIN.ZWINDOW", key, "1", "2", "3", "m"]).texts(), vec![key.to_string()]);
         }
+        // GOBLIN.MGCRA's keys, from its key spec: one hash tag is one slot, served by its
+        // owner; elsewhere MOVED; keys of two slots CROSSSLOT, as for any multi-key command.
+        for user in 0..20 {
+            let (sec, hour) = (format!("{{u{user}}}:sec"), format!("{{u{user}}}:hour"));
+            let call = ["GOBLIN.MGCRA", "2", &sec, "9", "10", "1", &hour, "999", "1000", "3600", "TOKENS", "1"];
+            let slot = cluster.primaries[0].conn().call(&["CLUSTER", "KEYSLOT", &sec]).int();
+            let owner = if slot <= 5460 { 0 } else if slot <= 10922 { 1 } else { 2 };
+            let mut owning = cluster.primaries[owner].conn();
+            assert_eq!(owning.call(&call).array()[0], Reply::Int(0), "{call:?}");
+            assert!(owning.call(&["PTTL", &hour]).int() > 0);
+            let mut wrong = cluster.primaries[(owner + 1) % 3].conn();
+            match wrong.call(&call) {
+                Reply::Error(e) => assert!(e.starts_with(&format!("MOVED {slot} 127.0.0.1:")), "{e}"),
+                other => panic!("{call:?} on the wrong node: {other:?}"),
+            }
+            assert_eq!(wrong.call(&["COMMAND", "GETKEYS"].iter().chain(&call).copied().collect::<Vec<_>>()).texts(), vec![sec.clone(), hour.clone()]);
+            let other = format!("{{v{user}}}:day");
+            let split = ["GOBLIN.MGCRA", "2", &sec, "9", "10", "1", &other, "9", "10", "1"];
+            let other_slot = owning.call(&["CLUSTER", "KEYSLOT", &other]).int();
+            if other_slot != slot {
+                let reply = owning.call(&split);
+                assert!(matches!(&reply, Reply::Error(e) if e.starts_with("CROSSSLOT")), "{reply:?}");
+            }
+        }
     }
 }
 

@@ -149,6 +149,7 @@ on_every_server! {
             ("goblin.zwindow", "0.1.0", vec!["key", "now", "window", "limit", "member", "cost", "xx"]),
             ("goblin.cad", "0.1.0", vec!["key", "value"]),
             ("goblin.gcra", "0.2.0", vec!["key", "max-burst", "tokens-per-period", "period", "count"]),
+            ("goblin.mgcra", "0.3.0", vec!["numpolicies", "policy", "count", "mode"]),
             ("goblin.zwstats", "0.3.0", vec!["key", "now", "window"]),
             ("goblin.swindow", "0.3.0", vec!["key", "window", "limit", "cost"]),
             ("goblin.swstats", "0.3.0", vec!["key", "window"]),

@@ -124,8 +124,31 @@ pub fn throttle<S: TatStore>(
     limits: &Limits,
     now: i64,
 ) -> Result<Throttle, GcraOverflow> {
+    let decision = decide(store.tat(), limits, now)?;
+    if let Some(tat) = decision.new_tat {
+        store.store(tat);
+    }
+    Ok(decision.throttle)
+}
+
+/// What GCRA decides for one request, before anything is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decision {
+    /// GOBLIN.GCRA's reply.
+    pub throttle: Throttle,
+    /// The TAT to store, when the request is allowed.
+    pub new_tat: Option<i64>,
+    /// GOBLIN.GCRA's reply had the request been refused: `remaining` and `reset_after` from the
+    /// TAT as it stands (what it says when it refuses), `retry_after` -1 if it would have been
+    /// allowed.
+    pub standing: Throttle,
+}
+
+/// GCRA's decision for a request of `limits.cost` (0: a look that takes nothing) against `tat`
+/// at `now`. The arithmetic and the overflow checks of Redis's GCRA, in its order.
+pub fn decide(tat: Option<i64>, limits: &Limits, now: i64) -> Result<Decision, GcraOverflow> {
     let emission = emission_interval(limits);
-    if emission > i64::MAX / limits.cost {
+    if limits.cost > 0 && emission > i64::MAX / limits.cost {
         return Err(GcraOverflow::Tokens);
     }
     if emission > i64::MAX / limits.capacity {
@@ -134,42 +157,54 @@ pub fn throttle<S: TatStore>(
     // How far ahead of now the TAT may run: the whole capacity.
     let tolerance = emission * limits.capacity;
     let increment = emission * limits.cost;
-    let tat = store.tat().unwrap_or(now);
-    let base = now.max(tat);
+    let base = now.max(tat.unwrap_or(now));
     if i64::MAX - base < increment {
         return Err(GcraOverflow::Tokens);
     }
     let new_tat = base + increment;
-    let allowed_from = new_tat - tolerance;
-    let early_by = allowed_from - now;
+    let early_by = new_tat - tolerance - now;
     let limited = early_by > 0;
-    let (retry_after, ttl) = if limited {
-        // A request dearer than the whole capacity never gets through.
-        let retry_after = if increment <= tolerance {
-            ceil_seconds(early_by)
+    // Tokens of cost 1 left, with the TAT `ttl` ahead of now; never negative.
+    let remaining = |ttl: i64| {
+        let headroom = tolerance - ttl;
+        if headroom > -emission {
+            headroom / emission
         } else {
-            -1
-        };
-        // From `base`, not the TAT: a TAT behind the clock is a full bucket, as a missing key
-        // is. Under Redis's GCRA the key expires at its TAT, so the two never differ there;
-        // Goblin's TAT is a plain string that SET or PERSIST can leave behind the clock.
-        (retry_after, base - now)
-    } else {
-        store.store(new_tat);
-        (-1, new_tat - now)
+            0
+        }
     };
-    let headroom = tolerance - ttl;
-    let remaining = if headroom > -emission {
-        headroom / emission
-    } else {
-        0
-    };
-    Ok(Throttle {
+    // From `base`, not the TAT: a TAT behind the clock is a full bucket, as a missing key is.
+    // Under Redis's GCRA the key expires at its TAT, so the two never differ there; Goblin's
+    // TAT is a plain string that SET or PERSIST can leave behind the clock.
+    let standing_ttl = base - now;
+    let standing = Throttle {
         limited,
         limit: limits.capacity,
-        remaining,
-        retry_after,
-        reset_after: ceil_seconds(ttl),
+        remaining: remaining(standing_ttl),
+        // A request dearer than the whole capacity never gets through.
+        retry_after: if !limited || increment > tolerance {
+            -1
+        } else {
+            ceil_seconds(early_by)
+        },
+        reset_after: ceil_seconds(standing_ttl),
+    };
+    if limited {
+        return Ok(Decision {
+            throttle: standing,
+            new_tat: None,
+            standing,
+        });
+    }
+    let ttl = new_tat - now;
+    Ok(Decision {
+        throttle: Throttle {
+            remaining: remaining(ttl),
+            reset_after: ceil_seconds(ttl),
+            ..standing
+        },
+        new_tat: Some(new_tat),
+        standing,
     })
 }
 

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod decimal;
 pub mod gcra;
 pub mod increx;
+pub mod mgcra;
 pub mod native;
 pub mod swindow;
 pub mod waitlist;

@@ -13,7 +13,7 @@ use goblin_core::waitlist::Want;
 
 use super::lock::{lock_lease_ms, take_now, LockArgs};
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Args, Ctx, Reply};
 use crate::waiting;
@@ -37,7 +37,7 @@ impl Command for GoblinBlock {
         summary: c"Acquires a token lock for milliseconds, or waits in line for it (first come, first served) until timeout seconds pass (0: for ever).",
         complexity: c"O(1) to acquire or wait; each hand-off is O(N) with N the waiters on the key.",
         since: c"0.3.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::string(c"token"),

@@ -16,7 +16,7 @@ use goblin_core::zwindow;
 
 use super::zwindow::step;
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
 use crate::waiting;
@@ -43,7 +43,7 @@ impl Command for GoblinBzwindow {
         summary: c"Refreshes member's slot in a sliding window on the server's clock, admits it if there is room, or waits in line for a slot (first come, first served) until timeout seconds pass (0: for ever).",
         complexity: c"O(log(N) + M) with N the members in the set and M the members evicted; each hand-off is O(W) with W the waiters on the key.",
         since: c"0.3.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::double(c"window"),

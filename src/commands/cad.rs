@@ -4,7 +4,7 @@
 
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
 use crate::waiting;
@@ -29,7 +29,7 @@ impl Command for GoblinCad {
         summary: c"Deletes key if it is a string equal to value, or removes member value if it is a sorted set (releases a lock or a ZWINDOW lease).",
         complexity: c"O(1) for strings, O(log(N)) for a sorted set of N members.",
         since: c"0.1.0",
-        key: KeyAccess::ReadDelete,
+        keys: Keys::One(KeyAccess::ReadDelete),
         args: &[ArgDoc::key(c"key"), ArgDoc::string(c"value")],
         stats: &STATS,
         info_name: "cad",

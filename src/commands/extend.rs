@@ -10,7 +10,7 @@
 use super::lock::lease_ms;
 use crate::effects;
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
 use crate::waiting;
@@ -36,7 +36,7 @@ impl Command for GoblinExtend {
         summary: c"Adds milliseconds to a token lock's TTL (or sets it to milliseconds, with REPLACE) if the key still holds token; replies 0 when it does not.",
         complexity: c"O(1)",
         since: c"0.3.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::string(c"token"),

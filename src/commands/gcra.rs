@@ -16,9 +16,9 @@ use goblin_core::gcra::{read_tat, throttle, Limits};
 use crate::effects::TatKey;
 use crate::error::gcra::{MISSING_TOKENS, MUST_BE_POSITIVE, PERIOD_RANGE};
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
 
 pub struct GoblinGcra;
 
@@ -31,6 +31,39 @@ pub struct GcraArgs<'call> {
     limits: Limits,
 }
 
+/// `max_burst tokens_per_period period`, checked in that order with GCRA's errors; the cost 1.
+pub(crate) fn parse_limits(
+    max_burst: Arg<'_>,
+    tokens_per_period: Arg<'_>,
+    period: Arg<'_>,
+) -> Result<Limits, CommandError> {
+    let max_burst = max_burst
+        .to_i64()
+        .filter(|value| *value >= 0)
+        .ok_or(MUST_BE_POSITIVE)?;
+    let tokens_per_period = tokens_per_period.to_count()?;
+    let period = period.to_f64_as_redis().ok_or(CommandError::NotFloat)?;
+    if !(period > 0.0 && period < 1e12) {
+        return Err(PERIOD_RANGE);
+    }
+    Ok(Limits {
+        capacity: Limits::capacity_of(max_burst),
+        tokens_per_period,
+        period,
+        cost: 1,
+    })
+}
+
+/// The TAT a key holds: none for a missing key, an error for a string that is not one or a
+/// key of another type.
+pub(crate) fn tat_of(key: &Key<'_>) -> Result<Option<i64>, CommandError> {
+    match key.kind() {
+        KeyKind::Empty => Ok(None),
+        KeyKind::String => Ok(Some(read_tat(key.string().unwrap_or_default())?)),
+        KeyKind::SortedSet | KeyKind::Other => Err(CommandError::WrongType),
+    }
+}
+
 impl Command for GoblinGcra {
     const SPEC: &'static Spec = &Spec {
         name: c"goblin.gcra",
@@ -39,7 +72,7 @@ impl Command for GoblinGcra {
         summary: c"Rate limits with GCRA (the Generic Cell Rate Algorithm) on the server's clock: allows or limits a request costing TOKENS, and says how many remain, when to retry and when the limit is full again.",
         complexity: c"O(1)",
         since: c"0.2.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::integer(c"max-burst"),
@@ -61,19 +94,7 @@ impl Command for GoblinGcra {
         if args.remaining() > 5 {
             return Err(CommandError::WrongArity);
         }
-        let max_burst = args
-            .next()?
-            .to_i64()
-            .filter(|value| *value >= 0)
-            .ok_or(MUST_BE_POSITIVE)?;
-        let tokens_per_period = args.next()?.to_count()?;
-        let period = args
-            .next()?
-            .to_f64_as_redis()
-            .ok_or(CommandError::NotFloat)?;
-        if !(period > 0.0 && period < 1e12) {
-            return Err(PERIOD_RANGE);
-        }
+        let limits = parse_limits(args.next()?, args.next()?, args.next()?)?;
         let cost = match args.rest() {
             [] => 1,
             [token, ..] if !token.is("TOKENS") => return Err(CommandError::Syntax),
@@ -83,22 +104,13 @@ impl Command for GoblinGcra {
         };
         Ok(GcraArgs {
             key,
-            limits: Limits {
-                capacity: Limits::capacity_of(max_burst),
-                tokens_per_period,
-                period,
-                cost,
-            },
+            limits: Limits { cost, ..limits },
         })
     }
 
     fn run<'call>(ctx: &'call Ctx, args: GcraArgs<'call>) -> Result<Reply<'call>, CommandError> {
         let mut key = ctx.open_key(args.key);
-        let tat = match key.kind() {
-            KeyKind::Empty => None,
-            KeyKind::String => Some(read_tat(key.string().unwrap_or_default())?),
-            KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
-        };
+        let tat = tat_of(&key)?;
         // The server's command-time snapshot: a whole millisecond.
         let now = ctx.now_ms().saturating_mul(1000);
         let mut store = TatKey::new(ctx, &mut key, tat);

@@ -6,7 +6,7 @@ use goblin_core::increx;
 
 use crate::effects;
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
 
@@ -28,7 +28,7 @@ impl Command for GoblinIncrex {
         summary: c"Increments the integer at key by 1 (or by COST) and arms a TTL of seconds on the window's first hit (a fixed-window counter).",
         complexity: c"O(1)",
         since: c"0.1.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::integer(c"seconds"),

@@ -9,7 +9,7 @@
 //! ```
 
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
 use crate::waiting;
@@ -85,7 +85,7 @@ impl Command for GoblinLock {
         summary: c"Acquires a token lock for milliseconds if nobody holds it and nobody waits for it (SET NX PX that never jumps the line of GOBLIN.BLOCK), or re-arms the caller's own.",
         complexity: c"O(1)",
         since: c"0.3.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::string(c"token"),

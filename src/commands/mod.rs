@@ -10,6 +10,7 @@ pub mod extend;
 pub mod gcra;
 pub mod increx;
 pub mod lock;
+pub mod mgcra;
 pub mod native;
 pub mod swindow;
 pub mod swstats;

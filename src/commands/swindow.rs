@@ -14,7 +14,7 @@ use goblin_core::swindow::{self, Stored, View};
 use crate::effects;
 use crate::error::swindow::{NOT_A_COUNTER, WINDOW_RANGE};
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
 
@@ -75,7 +75,7 @@ impl Command for GoblinSwindow {
         summary: c"A sliding window counter on the server's clock: admits a request costing COST (1 by default) if the current window's count plus the previous window's, weighted by its overlap, leaves room under limit, and counts it.",
         complexity: c"O(1)",
         since: c"0.3.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::double(c"window"),

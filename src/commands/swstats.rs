@@ -8,7 +8,7 @@ use goblin_core::swindow;
 
 use super::swindow::{counts, stored, window_ms};
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, Reply};
 
@@ -29,7 +29,7 @@ impl Command for GoblinSwstats {
         summary: c"The counts GOBLIN.SWINDOW would weigh now: the previous window's and how long it still weighs, the current window's and how long it lives.",
         complexity: c"O(1)",
         since: c"0.3.0",
-        key: KeyAccess::Read,
+        keys: Keys::One(KeyAccess::Read),
         args: &[ArgDoc::key(c"key"), ArgDoc::double(c"window")],
         stats: &STATS,
         info_name: "swstats",

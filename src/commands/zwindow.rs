@@ -15,7 +15,7 @@ use goblin_core::zwindow::{self, Admission, WindowExpiry, Zadded};
 
 use crate::effects;
 use crate::error::{zwindow::NOT_COST_ENTRIES, CommandError};
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
 use crate::waiting;
@@ -54,7 +54,7 @@ impl Command for GoblinZwindow {
         summary: c"Admits member into a sliding window of limit members (evicting members at or below now - window), refreshes a holder, or rejects; re-arms the TTL. With COST, the request takes n units of the limit.",
         complexity: c"O(log(N) + M) with N the members in the set and M the members evicted (at most about 1,024 per call).",
         since: c"0.1.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::one_of(

@@ -10,7 +10,7 @@ use goblin_core::decimal::Decimal;
 use goblin_core::zwindow::{self, cost, SortedWindow};
 
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
 
@@ -32,7 +32,7 @@ impl Command for GoblinZwstats {
         summary: c"What GOBLIN.ZWINDOW would count now: the units inside the window (the costs of COST entries, or the members) and the oldest score inside it.",
         complexity: c"O(log(N)) for a window written with COST, O(log(N) + M) for M members inside a plain window.",
         since: c"0.3.0",
-        key: KeyAccess::Read,
+        keys: Keys::One(KeyAccess::Read),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::one_of(

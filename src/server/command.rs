@@ -31,8 +31,8 @@ pub struct Spec {
     pub summary: &'static CStr,
     pub complexity: &'static CStr,
     pub since: &'static CStr,
-    /// How the one key, the first argument, is used.
-    pub key: KeyAccess,
+    /// Where the keys are, and how they are used.
+    pub keys: Keys,
     /// Every argument after the name, the key first.
     pub args: &'static [ArgDoc],
     /// Its calls and errors, for `INFO goblin`.
@@ -57,6 +57,11 @@ impl Spec {
             let arg = &self.args[i];
             match arg.words() {
                 Some(count) if !arg.optional && !arg.multiple => words += count,
+                // A required argument that may repeat is there at least once.
+                Some(count) if !arg.optional => {
+                    words += count;
+                    fixed = false;
+                }
                 _ => fixed = false,
             }
             i += 1;
@@ -65,6 +70,68 @@ impl Spec {
             words
         } else {
             -words
+        }
+    }
+}
+
+/// Where a command's keys are in its arguments.
+#[derive(Clone, Copy)]
+pub enum Keys {
+    /// One key, the first argument.
+    One(KeyAccess),
+    /// As `numkeys` says (ZUNION's key spec): the argument at `count_at` counts groups of
+    /// `step` arguments that follow it, each group's first argument a key (GOBLIN.MGCRA's
+    /// `numpolicies key max_burst tokens_per_period period ...`). The server then finds them
+    /// per call (movable keys), for the cluster's slot checks and for ACL.
+    Counted {
+        access: KeyAccess,
+        count_at: i32,
+        step: i32,
+    },
+}
+
+impl Keys {
+    /// How every key is used.
+    pub const fn access(&self) -> KeyAccess {
+        match *self {
+            Keys::One(access) | Keys::Counted { access, .. } => access,
+        }
+    }
+
+    /// Whether the server must ask the command for its keys on each call (`getkeys-api`). The
+    /// servers route a cluster's commands by their legacy key range or by asking the command,
+    /// never by key specs, so keys found per call must be answered for.
+    pub const fn asked_per_call(&self) -> bool {
+        matches!(
+            self,
+            Keys::Counted { .. } | Keys::One(KeyAccess::PerCall(_))
+        )
+    }
+
+    /// The positions of the keys in `argv` (the name at 0), with their access: what the
+    /// command answers when the server asks. A count that is not a positive integer, or that
+    /// runs past the arguments, names the keys there are (the call then fails as it parses).
+    pub fn positions(&self, argv: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+        match *self {
+            Keys::One(KeyAccess::PerCall(flags_of)) => vec![(1, flags_of(argv))],
+            Keys::One(access) => vec![(1, access)],
+            Keys::Counted {
+                access,
+                count_at,
+                step,
+            } => {
+                let (count_at, step) = (count_at.max(0) as usize, step.max(1) as usize);
+                let count = argv
+                    .get(count_at)
+                    .and_then(|count| count.to_i64())
+                    .and_then(|count| usize::try_from(count).ok())
+                    .unwrap_or(0);
+                (count_at + 1..argv.len())
+                    .step_by(step)
+                    .take(count)
+                    .map(|position| (position, access))
+                    .collect()
+            }
         }
     }
 }
@@ -115,6 +182,8 @@ pub enum ArgKind {
     PureToken,
     /// One of the children.
     OneOf,
+    /// The children, in order (a policy of GOBLIN.MGCRA).
+    Block,
 }
 
 impl ArgDoc {
@@ -157,6 +226,22 @@ impl ArgDoc {
         }
     }
 
+    /// `parts`, one after another.
+    pub const fn block(name: &'static CStr, parts: &'static [ArgDoc]) -> ArgDoc {
+        ArgDoc {
+            children: parts,
+            ..ArgDoc::new(name, ArgKind::Block)
+        }
+    }
+
+    /// May be repeated.
+    pub const fn multiple(self) -> ArgDoc {
+        ArgDoc {
+            multiple: true,
+            ..self
+        }
+    }
+
     /// Preceded by the keyword `token`.
     pub const fn token(self, token: &'static str) -> ArgDoc {
         ArgDoc {
@@ -193,6 +278,19 @@ impl ArgDoc {
                     i += 1;
                 }
                 words
+            }
+            ArgKind::Block => {
+                let mut words = 0;
+                let mut i = 0;
+                while i < self.children.len() {
+                    let child = &self.children[i];
+                    match child.words() {
+                        Some(count) if !child.optional && !child.multiple => words += count,
+                        _ => return None,
+                    }
+                    i += 1;
+                }
+                Some(words)
             }
             ArgKind::PureToken => Some(1),
             _ if self.token.is_some() => Some(2),

@@ -10,7 +10,7 @@ use super::api::api;
 use super::register::key_flags;
 use super::{Arg, Args, Ctx};
 use crate::error::CommandError;
-use crate::server::command::{Command, KeyAccess, Spec};
+use crate::server::command::{Command, Spec};
 
 /// The raw callback the server calls.
 pub type Callback =
@@ -44,14 +44,18 @@ extern "C" fn entry_point<C: Command>(
     // SAFETY: the server passes argc non-NULL strings that outlive this call.
     let argv = unsafe { Arg::view(argv, argc) };
     let spec = C::SPEC;
-    if let KeyAccess::PerCall(flags_of) = spec.key {
-        // SAFETY: a live context.
-        if unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx.raw()) } != 0 {
-            let flags = key_flags(flags_of(argv));
-            // SAFETY: a key-position request context; the key is argument 1.
-            unsafe { api!(RedisModule_KeyAtPosWithFlags)(ctx.raw(), 1, flags as c_int) };
-            return raw::REDISMODULE_OK as c_int;
+    // SAFETY: a live context.
+    if spec.keys.asked_per_call()
+        && unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx.raw()) } != 0
+    {
+        for (position, access) in spec.keys.positions(argv) {
+            let (Ok(position), flags) = (c_int::try_from(position), key_flags(access)) else {
+                continue;
+            };
+            // SAFETY: a key-position request context; a position within argv.
+            unsafe { api!(RedisModule_KeyAtPosWithFlags)(ctx.raw(), position, flags as c_int) };
         }
+        return raw::REDISMODULE_OK as c_int;
     }
     spec.stats.calls.add(1);
     let outcome = catch_unwind(AssertUnwindSafe(|| {

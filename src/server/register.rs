@@ -11,7 +11,7 @@ use super::api::{api, missing_required, optional_api};
 use super::info::info_entry_point;
 use super::probe::{call_element, Element};
 use super::Registration;
-use crate::server::command::{ArgDoc, ArgKind, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, ArgKind, KeyAccess, Keys, Spec};
 
 /// What `lib.rs` hands the server: the module's name, version and command table.
 pub struct ModuleSpec {
@@ -78,6 +78,7 @@ fn arg_type(kind: ArgKind) -> raw::RedisModuleCommandArgType {
         ArgKind::UnixTime => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_UNIX_TIME,
         ArgKind::PureToken => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_PURE_TOKEN,
         ArgKind::OneOf => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_ONEOF,
+        ArgKind::Block => raw::RedisModuleCommandArgType_REDISMODULE_ARG_TYPE_BLOCK,
     }
 }
 
@@ -144,15 +145,37 @@ fn set_docs(context: &LoadCtx, command: *mut raw::RedisModuleCommand, spec: &Spe
         sizeof_arg: std::mem::size_of::<raw::RedisModuleCommandArg>(),
     };
     let mut key_spec: raw::RedisModuleCommandKeySpec = zeroed();
-    key_spec.flags = key_flags(spec.key);
+    key_spec.flags = key_flags(spec.keys.access());
     key_spec.begin_search_type = raw::RedisModuleKeySpecBeginSearchType_REDISMODULE_KSPEC_BS_INDEX;
-    key_spec.bs.index = raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 };
-    key_spec.find_keys_type = raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
-    key_spec.fk.range = raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
-        lastkey: 0,
-        keystep: 1,
-        limit: 0,
-    };
+    match spec.keys {
+        Keys::One(_) => {
+            key_spec.bs.index =
+                raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: 1 };
+            key_spec.find_keys_type =
+                raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_RANGE;
+            key_spec.fk.range = raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_1 {
+                lastkey: 0,
+                keystep: 1,
+                limit: 0,
+            };
+        }
+        Keys::Counted { count_at, step, .. } => {
+            // The count at `count_at`, the first key right after it, one every `step`. Redis
+            // 7.0 and 8.2 read a count with a step wrongly (the last key at `first + count - 1`,
+            // so GOBLIN.MGCRA's second policy's key would escape ACL key patterns): marked
+            // incomplete, the spec is shown, and every server asks the command for its keys.
+            key_spec.flags |= u64::from(raw::REDISMODULE_CMD_KEY_INCOMPLETE);
+            key_spec.bs.index =
+                raw::RedisModuleCommandKeySpec__bindgen_ty_1__bindgen_ty_1 { pos: count_at };
+            key_spec.find_keys_type =
+                raw::RedisModuleKeySpecFindKeysType_REDISMODULE_KSPEC_FK_KEYNUM;
+            key_spec.fk.keynum = raw::RedisModuleCommandKeySpec__bindgen_ty_2__bindgen_ty_2 {
+                keynumidx: 0,
+                firstkey: 1,
+                keystep: step,
+            };
+        }
+    }
     let mut key_specs = vec![key_spec, zeroed()];
     let mut arena = Arena::default();
     let args = raw_args(spec.args, &mut arena);
@@ -192,7 +215,7 @@ pub(super) struct Choices {
     pub stand_ins: bool,
 }
 
-/// Registers the command table (one key at position 1 for every command) and `INFO goblin`.
+/// Registers the command table (its keys as each `Spec` says) and `INFO goblin`.
 pub(super) fn register(
     context: &LoadCtx,
     module: &ModuleSpec,
@@ -241,23 +264,27 @@ pub(super) fn register(
                     continue;
                 }
             }
-            // A command whose key flags depend on the call answers the server's key-position
-            // requests itself.
-            let flags = match spec.key {
-                KeyAccess::PerCall(_) => {
-                    CString::new(format!("{} getkeys-api", spec.flags.to_string_lossy()))
-                        .map_err(|_| format!("bad flags for {:?}", spec.name))?
-                }
-                _ => CString::from(spec.flags),
+            // A command whose keys or key flags depend on the call answers the server's
+            // key-position requests itself.
+            let flags = if spec.keys.asked_per_call() {
+                CString::new(format!("{} getkeys-api", spec.flags.to_string_lossy()))
+                    .map_err(|_| format!("bad flags for {:?}", spec.name))?
+            } else {
+                CString::from(spec.flags)
+            };
+            // Keys found per call have no fixed range: the key spec alone says where they are.
+            let (first, last, step) = match spec.keys {
+                Keys::One(_) => (1, 1, 1),
+                Keys::Counted { .. } => (0, 0, 0),
             };
             let created = api!(RedisModule_CreateCommand)(
                 ctx,
                 spec.name.as_ptr(),
                 Some(command.callback),
                 flags.as_ptr(),
-                1,
-                1,
-                1,
+                first,
+                last,
+                step,
             );
             if created != raw::REDISMODULE_OK as c_int {
                 return Err(format!("could not create {:?}", spec.name));

@@ -49,8 +49,9 @@ impl Shape {
     }
 
     /// A call built from the argument docs: each optional argument in or out, each choice one
-    /// of its alternatives, each repeated one once to three times, tokens in any letter case,
-    /// and half the time the optional arguments in another order. `value` gives a value for an
+    /// of its alternatives, each repeated one once to three times (a count before it mostly
+    /// saying how many), tokens in any letter case, and half the time the optional arguments
+    /// in another order. `value` gives a value for an
     /// argument of a kind, `key` a key name.
     pub fn generate(
         &self,
@@ -58,15 +59,26 @@ impl Shape {
         value: &mut dyn FnMut(&mut Rng, &ArgShape) -> Vec<u8>,
         key: &mut dyn FnMut(&mut Rng) -> Vec<u8>,
     ) -> Vec<Vec<u8>> {
-        let mut chunks: Vec<(bool, Vec<Vec<u8>>)> = self
-            .args
-            .iter()
-            .map(|arg| {
-                let mut words = Vec::new();
-                emit(arg, rng, value, key, &mut words);
-                (arg.optional, words)
-            })
-            .collect();
+        let mut chunks: Vec<(bool, Vec<Vec<u8>>)> = Vec::with_capacity(self.args.len());
+        let mut counts = Vec::with_capacity(self.args.len());
+        for arg in &self.args {
+            let mut words = Vec::new();
+            counts.push(emit(arg, rng, value, key, &mut words));
+            chunks.push((arg.optional, words));
+        }
+        // A count before a repeated argument (GOBLIN.MGCRA's `numpolicies`) says, two times
+        // in three, how many times it came; otherwise it keeps its value, valid or not.
+        for i in 1..self.args.len() {
+            let (count, repeated) = (&self.args[i - 1], &self.args[i]);
+            if count.name.starts_with("num")
+                && count.kind == "integer"
+                && repeated.multiple
+                && chunks[i - 1].1.len() == 1
+                && rng.below(3) != 0
+            {
+                chunks[i - 1].1[0] = counts[i].to_string().into_bytes();
+            }
+        }
         if rng.below(2) == 0 {
             let slots: Vec<usize> = (0..chunks.len()).filter(|&i| chunks[i].0).collect();
             for i in (1..slots.len()).rev() {
@@ -99,9 +111,9 @@ fn emit(
     value: &mut dyn FnMut(&mut Rng, &ArgShape) -> Vec<u8>,
     key: &mut dyn FnMut(&mut Rng) -> Vec<u8>,
     words: &mut Vec<Vec<u8>>,
-) {
+) -> u64 {
     if arg.optional && rng.below(2) == 0 {
-        return;
+        return 0;
     }
     let times = if arg.multiple { 1 + rng.below(3) } else { 1 };
     for _ in 0..times {
@@ -113,7 +125,7 @@ fn emit(
             "key" => words.push(key(rng)),
             "oneof" => {
                 let choice = rng.pick(&arg.children).clone();
-                emit(
+                let _ = emit(
                     &ArgShape {
                         optional: false,
                         ..choice
@@ -126,12 +138,13 @@ fn emit(
             }
             "block" => {
                 for child in &arg.children {
-                    emit(child, rng, value, key, words);
+                    let _ = emit(child, rng, value, key, words);
                 }
             }
             _ => words.push(value(rng, arg)),
         }
     }
+    times
 }
 
 /// A RESP3 map, or a RESP2 array of alternating names and values, as pairs.

@@ -54,6 +54,10 @@ pub const GCRA_NEGATIVE_TAT: &str = "ERR Invalid negative TaT value";
 pub const GCRA_TOKENS_OVERFLOW: &str = "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and TOKENS would cause an overflow";
 pub const GCRA_BURST_OVERFLOW: &str = "ERR GCRA limiting uses microsecond accuracy. Combination of period, tokens_per_period and max_burst would cause an overflow";
 
+/// GOBLIN.MGCRA's own (its policies' are GOBLIN.GCRA's).
+pub const GOBLIN_MGCRA_ARITY: &str = "ERR wrong number of arguments for 'goblin.mgcra' command";
+pub const MGCRA_NUMPOLICIES: &str = "ERR numpolicies should be greater than 0";
+
 /// What the servers answer `MODULE UNLOAD goblin` with when the module refuses.
 pub const UNLOAD_REFUSED: &str = "ERR Error unloading module: operation not possible.";
 
@@ -96,6 +100,7 @@ pub const ALL_ERRORS: &[&str] = &[
     GCRA_NEGATIVE_TAT,
     GCRA_TOKENS_OVERFLOW,
     GCRA_BURST_OVERFLOW,
+    MGCRA_NUMPOLICIES,
     INCREX_NOT_INTEGER_INCREMENT,
     INCREX_NOT_FLOAT_INCREMENT,
     INCREX_INFINITE_INCREMENT,

@@ -13,7 +13,7 @@ use goblin_core::native::delex::{Condition, ConditionKind};
 
 use crate::effects::{self, Deletion};
 use crate::error::{delex::NOT_A_STRING, CommandError};
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
 use crate::waiting;
@@ -64,7 +64,7 @@ impl Command for Delex {
         complexity:
             c"O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
         since: c"8.4.0",
-        key: KeyAccess::PerCall(key_access),
+        keys: Keys::One(KeyAccess::PerCall(key_access)),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::one_of(c"condition", &CONDITIONS).optional(),

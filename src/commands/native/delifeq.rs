@@ -6,7 +6,7 @@
 
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
 use crate::waiting;
@@ -28,7 +28,7 @@ impl Command for Delifeq {
         summary: c"Delete key if value matches string.",
         complexity: c"O(1)",
         since: c"9.0.0",
-        key: KeyAccess::Remove,
+        keys: Keys::One(KeyAccess::Remove),
         args: &[ArgDoc::key(c"key"), ArgDoc::string(c"value")],
         stats: &STATS,
         info_name: "stand_in_delifeq",

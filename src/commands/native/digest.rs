@@ -7,7 +7,7 @@
 use goblin_core::native::digest::digest;
 
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, Reply};
 
@@ -27,7 +27,7 @@ impl Command for Digest {
         summary: c"Returns the XXH3 hash of a string value.",
         complexity: c"O(N) where N is the length of the string value.",
         since: c"8.4.0",
-        key: KeyAccess::Read,
+        keys: Keys::One(KeyAccess::Read),
         args: &[ArgDoc::key(c"key")],
         stats: &STATS,
         info_name: "stand_in_digest",

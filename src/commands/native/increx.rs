@@ -23,7 +23,7 @@ use crate::error::increx::{
     NOT_INTEGER_INCREMENT, UBOUND_NOT_FLOAT, UBOUND_NOT_INTEGER,
 };
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Spec};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{host, Arg, Args, Ctx, Family, Key, KeyKind, LongDouble, Reply};
 
@@ -297,7 +297,7 @@ impl Command for Increx {
         summary: c"Increments the numeric value of a key by a number and sets its expiration time. Uses 0 as initial value if the key doesn't exist.",
         complexity: c"O(1)",
         since: c"8.8.0",
-        key: KeyAccess::ReadUpdate,
+        keys: Keys::One(KeyAccess::ReadUpdate),
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::one_of(

@@ -10,6 +10,7 @@ mod goblin_cad;
 mod goblin_gcra;
 mod goblin_increx;
 mod goblin_lock;
+mod goblin_mgcra;
 mod goblin_swindow;
 mod goblin_swstats;
 mod goblin_zwindow;
@@ -23,6 +24,7 @@ pub use goblin_cad::*;
 pub use goblin_gcra::*;
 pub use goblin_increx::*;
 pub use goblin_lock::*;
+pub use goblin_mgcra::*;
 pub use goblin_swindow::*;
 pub use goblin_swstats::*;
 pub use goblin_zwindow::*;
@@ -37,6 +39,7 @@ pub const PAGES: &[(&str, &[Row])] = &[
     (GOBLIN_ZWINDOW_PAGE, GOBLIN_ZWINDOW_ROWS),
     (GOBLIN_CAD_PAGE, GOBLIN_CAD_ROWS),
     (GOBLIN_GCRA_PAGE, GOBLIN_GCRA_ROWS),
+    (GOBLIN_MGCRA_PAGE, GOBLIN_MGCRA_ROWS),
     (GOBLIN_ZWSTATS_PAGE, GOBLIN_ZWSTATS_ROWS),
     (GOBLIN_SWINDOW_PAGE, GOBLIN_SWINDOW_ROWS),
     (GOBLIN_SWSTATS_PAGE, GOBLIN_SWSTATS_ROWS),

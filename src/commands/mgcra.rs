@@ -1,0 +1,226 @@
+//! GOBLIN.MGCRA numpolicies key max_burst tokens_per_period period [key ...] [TOKENS n]
+//! [PEEK | REFUND]: GOBLIN.GCRA over several policies at one instant, all or nothing. Each
+//! policy is one key holding a GOBLIN.GCRA TAT, decided with GCRA's own arithmetic; the request
+//! is allowed only if every policy allows it, and then every TAT advances. A refusal writes
+//! nothing.
+//!
+//! ```text
+//! -> [limited, retry_after, [limited, limit, remaining, retry_after, reset_after], ...]
+//! ```
+//!
+//! Everything is checked before any key is read, and every key before anything is decided.
+//! The decision is `goblin_core::mgcra`.
+
+use std::collections::HashMap;
+
+use goblin_core::gcra::{stored_tat, Limits};
+use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
+
+use super::gcra::{parse_limits, tat_of};
+use crate::effects::{self, Deletion};
+use crate::error::gcra::MISSING_TOKENS;
+use crate::error::{mgcra::NUMPOLICIES, CommandError, AT_LEAST_ONE};
+use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
+use crate::server::stats::{CommandStats, Counter};
+use crate::server::{Arg, Args, Ctx, Key, Reply};
+
+pub struct GoblinMgcra;
+
+static STATS: CommandStats = CommandStats::new();
+static ALLOWED: Counter = Counter::new();
+static LIMITED: Counter = Counter::new();
+static PEEKED: Counter = Counter::new();
+static REFUNDED: Counter = Counter::new();
+
+/// The arguments of one policy.
+const POLICY_WORDS: usize = 4;
+
+pub struct MgcraArgs<'call> {
+    /// Each distinct key once, in the order first named.
+    keys: Vec<Arg<'call>>,
+    policies: Vec<Policy>,
+    mode: Mode,
+}
+
+/// Where each policy's key is in `keys`, adding it there when it is new. Linear for the few
+/// policies a call usually names, a map beyond.
+struct KeyIndex<'call> {
+    keys: Vec<Arg<'call>>,
+    map: Option<HashMap<&'call [u8], usize>>,
+}
+
+impl<'call> KeyIndex<'call> {
+    const LINEAR: usize = 8;
+
+    fn new(policies: usize) -> Self {
+        KeyIndex {
+            keys: Vec::with_capacity(policies),
+            map: (policies > Self::LINEAR).then(HashMap::new),
+        }
+    }
+
+    fn index(&mut self, key: Arg<'call>) -> usize {
+        let next = self.keys.len();
+        let found = match &mut self.map {
+            Some(map) => *map.entry(key.as_bytes()).or_insert(next),
+            None => self
+                .keys
+                .iter()
+                .position(|known| known.as_bytes() == key.as_bytes())
+                .unwrap_or(next),
+        };
+        if found == next {
+            self.keys.push(key);
+        }
+        found
+    }
+}
+
+impl Command for GoblinMgcra {
+    const SPEC: &'static Spec = &Spec {
+        name: c"goblin.mgcra",
+        flags: c"write deny-oom fast",
+        acl_categories: c"write string fast",
+        summary: c"Rate limits with several GCRA policies at once, all or nothing: allows a request costing TOKENS only if every policy allows it, and then charges every one; or peeks, or refunds.",
+        complexity: c"O(N) where N is the number of policies",
+        since: c"0.3.0",
+        keys: Keys::Counted {
+            access: KeyAccess::ReadUpdate,
+            count_at: 1,
+            step: POLICY_WORDS as i32,
+        },
+        args: &[
+            ArgDoc::integer(c"numpolicies"),
+            ArgDoc::block(
+                c"policy",
+                &[
+                    ArgDoc::key(c"key"),
+                    ArgDoc::integer(c"max-burst"),
+                    ArgDoc::integer(c"tokens-per-period"),
+                    ArgDoc::double(c"period"),
+                ],
+            )
+            .multiple(),
+            ArgDoc::integer(c"count").token("TOKENS").optional(),
+            ArgDoc::one_of(
+                c"mode",
+                &[
+                    ArgDoc::pure_token(c"peek", "PEEK"),
+                    ArgDoc::pure_token(c"refund", "REFUND"),
+                ],
+            )
+            .optional(),
+        ],
+        stats: &STATS,
+        info_name: "mgcra",
+        outcomes: &[
+            ("allowed", &ALLOWED),
+            ("limited", &LIMITED),
+            ("peeked", &PEEKED),
+            ("refunded", &REFUNDED),
+        ],
+        stand_in: false,
+    };
+
+    type Args<'call> = MgcraArgs<'call>;
+
+    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<MgcraArgs<'call>, CommandError> {
+        let count = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
+        let count = usize::try_from(count)
+            .ok()
+            .filter(|count| *count > 0)
+            .ok_or(NUMPOLICIES)?;
+        // As ZUNION's numkeys: more than the arguments hold is a syntax error.
+        if count
+            .checked_mul(POLICY_WORDS)
+            .is_none_or(|words| words > args.remaining())
+        {
+            return Err(CommandError::Syntax);
+        }
+        let mut index = KeyIndex::new(count);
+        let mut policies = Vec::with_capacity(count);
+        for _ in 0..count {
+            let key = args.next()?;
+            let limits = parse_limits(args.next()?, args.next()?, args.next()?)?;
+            policies.push(Policy {
+                key: index.index(key),
+                limits,
+            });
+        }
+        let (mut cost, mut mode) = (None, Mode::Hit);
+        let mut options = args.rest().iter();
+        while let Some(option) = options.next() {
+            if option.is("TOKENS") {
+                let value = options.next().ok_or(MISSING_TOKENS)?;
+                let value = value.to_i64().ok_or(CommandError::NotInteger)?;
+                if value < 0 {
+                    return Err(AT_LEAST_ONE);
+                }
+                cost = Some(value);
+            } else if option.is("PEEK") && mode != Mode::Refund {
+                mode = Mode::Peek;
+            } else if option.is("REFUND") && mode != Mode::Peek {
+                mode = Mode::Refund;
+            } else {
+                return Err(CommandError::Syntax);
+            }
+        }
+        let cost = cost.unwrap_or(1);
+        // A request costs at least one token; a peek may ask about none.
+        if cost == 0 && mode != Mode::Peek {
+            return Err(AT_LEAST_ONE);
+        }
+        for policy in &mut policies {
+            policy.limits = Limits {
+                cost,
+                ..policy.limits
+            };
+        }
+        Ok(MgcraArgs {
+            keys: index.keys,
+            policies,
+            mode,
+        })
+    }
+
+    fn run<'call>(ctx: &'call Ctx, args: MgcraArgs<'call>) -> Result<Reply<'call>, CommandError> {
+        let mut keys: Vec<Key<'call>> = args.keys.iter().map(|&name| ctx.open_key(name)).collect();
+        let tats = keys.iter().map(tat_of).collect::<Result<Vec<_>, _>>()?;
+        // The server's command-time snapshot: a whole millisecond.
+        let now = ctx.now_ms().saturating_mul(1000);
+        let decided = mgcra(&tats, &args.policies, args.mode, now)?;
+        for &(index, write) in &decided.writes {
+            let Some(key) = keys.get_mut(index) else {
+                continue;
+            };
+            match write {
+                Write::Store(tat) => {
+                    let stored = stored_tat(tat);
+                    effects::stored_with_expiry(
+                        ctx,
+                        key,
+                        stored.text.as_bytes(),
+                        stored.expires_at_ms,
+                        c"gcra",
+                    );
+                }
+                Write::Delete => effects::deleted(ctx, key, Deletion::Unlink),
+            }
+        }
+        match args.mode {
+            Mode::Hit if decided.limited => LIMITED.add(1),
+            Mode::Hit => ALLOWED.add(1),
+            Mode::Peek => PEEKED.add(1),
+            Mode::Refund => REFUNDED.add(1),
+        }
+        let mut reply = Vec::with_capacity(2 + decided.policies.len());
+        reply.extend(decided.head().map(Reply::Int));
+        reply.extend(
+            decided
+                .policies
+                .iter()
+                .map(|policy| Reply::Array(policy.reply().map(Reply::Int).to_vec())),
+        );
+        Ok(Reply::Array(reply))
+    }
+}
