@@ -2,7 +2,8 @@
 # Two builds of the module side by side: the working tree's against REV's.
 #
 #   scripts/compare-builds.sh REV [SERVER] [ROUNDS]        throughput (redis-benchmark)
-#   scripts/compare-builds.sh --instructions REV [SERVER]  instructions per call (callgrind)
+#   scripts/compare-builds.sh --instructions REV [SERVER]  instructions per call (callgrind),
+#                                                         and bench/results/instructions.md
 #
 # SERVER is redis82 by default. REV is built once in a worktree under target/compare/ (ignored,
 # never committed).
@@ -79,6 +80,63 @@ if [ $mode = instructions ]; then
         callgrind_annotate --threshold=100 "$out" 2>/dev/null |
             awk '/libgoblin.so\]/ {gsub(",", "", $1); s += $1} END {print s + 0}'
     }
+    # Against the natives: the whole of the server's call() per command (the command, its
+    # keyspace work, its propagation), on Redis 8.10 built with GCRA, which has GCRA and INCREX
+    # of its own; the INCREX stand-in on Redis 8.2, which lacks INCREX. 20,000 calls over 1,000
+    # keys, every call allowed. Written as markdown to bench/results/instructions.md.
+    percall() { # binary module "COMMAND with KEY" -> call()'s instructions per call
+        local out="$work/callgrind.$RANDOM" port=27632 n=20000
+        awk -v n=$n -v t="$3" 'BEGIN {for (i = 0; i < n; i++) {s = t; gsub("KEY", "k:" i % 1000, s); print s}}' |
+            resp > "$work/percall"
+        valgrind --tool=callgrind --callgrind-out-file="$out" "$1" --port $port --bind 127.0.0.1 \
+            --save "" --appendonly no --dir "$work" --loadmodule "$2" > "$work/valgrind.log" 2>&1 &
+        local pid=$!
+        for _ in $(seq 300); do
+            [ "$("$cli" -p $port PING 2>/dev/null)" = PONG ] && break
+            sleep 0.2
+        done
+        "$cli" -p $port --pipe < "$work/percall" > /dev/null
+        "$cli" -p $port SHUTDOWN NOSAVE > /dev/null 2>&1 || true
+        wait $pid || true
+        callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
+            awk -v n=$n '/server\.c:call / {gsub(",", "", $1); found = $1} END {printf "%.0f\n", found / n}'
+    }
+    gcra_build=$(cargo run -q --release -p goblin-testkit --bin server-path -- redis810-gcra)
+    redis82=$(cargo run -q --release -p goblin-testkit --bin server-path -- redis82)
+    table="$root/bench/results/instructions.md"
+    native_gcra=$(percall "$gcra_build" "$new_module" "GCRA KEY 1000000 1000000 1")
+    native_increx=$(percall "$gcra_build" "$new_module" "INCREX KEY BYINT 1 EX 60 ENX")
+    row() { # label binary "command" native [old-too]
+        local new old=""
+        new=$(percall "$2" "$new_module" "$3")
+        [ "${5:-}" = old ] && old=$(percall "$2" "$old_module" "$3")
+        awk -v label="$1" -v o="$old" -v n="$new" -v b="$4" 'BEGIN {
+            printf "| %s | %s | %d | %.2fx |\n", label, (o == "" ? "-" : sprintf("%d (%.2fx)", o, o / b)), n, n / b}'
+    }
+    {
+        echo "# Instructions per call, against the native commands"
+        echo
+        echo "Written by \`scripts/compare-builds.sh --instructions $rev\` on $(date -u +%Y-%m-%d): the"
+        echo "whole of the server's \`call()\` per command under callgrind (the command, its keyspace"
+        echo "work and its propagation), 20,000 calls over 1,000 keys, every call allowed. Exact and"
+        echo "repeatable, unlike throughput on this machine. \"before\" is $rev ($(git rev-parse --short "$rev")),"
+        echo "\"now\" the working tree ($(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src core || echo ', modified'))."
+        echo
+        echo "| command | before | now | now / native |"
+        echo "|---|---|---|---|"
+        echo "| \`GCRA k 1000000 1000000 1\` (Redis 8.10's own) | | $native_gcra | 1.00x |"
+        row "\`GOBLIN.GCRA k 1000000 1000000 1\`" "$gcra_build" "GOBLIN.GCRA KEY 1000000 1000000 1" "$native_gcra" old
+        row "\`GOBLIN.MGCRA 1 k 1000000 1000000 1\`" "$gcra_build" "GOBLIN.MGCRA 1 KEY 1000000 1000000 1" "$native_gcra" \
+            "$(git cat-file -e "$rev:src/commands/mgcra.rs" 2>/dev/null && echo old)"
+        echo "| \`INCREX k BYINT 1 EX 60 ENX\` (Redis 8.10's own) | | $native_increx | 1.00x |"
+        row "\`GOBLIN.INCREX k 60\`" "$gcra_build" "GOBLIN.INCREX KEY 60" "$native_increx" old
+        row "the INCREX stand-in, the same call, on Redis 8.2" "$redis82" "INCREX KEY BYINT 1 EX 60 ENX" "$native_increx" old
+        row "\`GOBLIN.ZWINDOW k * 60 100 m\` (against INCREX)" "$gcra_build" "GOBLIN.ZWINDOW KEY * 60 100 m" "$native_increx" old
+    } > "$table.tmp"
+    mv "$table.tmp" "$table"
+    cat "$table"
+    echo
+
     echo "$server: $rev against the working tree, instructions per call under callgrind"
     echo "(dispatched: the module and the server API it calls; own: the module's code alone)"
     printf '%-16s %14s %14s %8s %10s %10s %8s\n' command "dispatched old" "dispatched new" new/old \

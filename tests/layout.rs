@@ -246,3 +246,27 @@ fn names_a_seed_document(line: &str) -> bool {
                 })
         })
 }
+
+#[test]
+fn the_readmes_benchmark_figures_are_the_latest_results() {
+    let readme = read(&root().join("README.md"));
+    let open = readme
+        .find("<!-- headline")
+        .expect("README.md: a headline block");
+    let body = open
+        + readme[open..]
+            .find("-->")
+            .expect("the block's opening comment ends")
+        + 3;
+    let close = body
+        + readme[body..]
+            .find("<!-- /headline -->")
+            .expect("README.md: the block's end");
+    let headline = read(&root().join("bench/results/headline.md"));
+    assert_eq!(
+        readme[body..close].trim(),
+        headline.trim(),
+        "README.md's benchmark figures are not bench/results/headline.md: run `make bench`"
+    );
+    assert!(headline.contains("GOBLIN.ZWINDOW"), "{headline}");
+}

@@ -45,6 +45,16 @@ pub enum Workload {
     ZwindowServerClock,
     ZwindowEvalsha,
     ZwindowFcall,
+    /// GOBLIN.MGCRA with 1, 2 and 4 policies, each key of a set under one hash tag.
+    Mgcra1,
+    Mgcra2,
+    Mgcra4,
+    /// The same four policies as four GOBLIN.GCRA calls, pipelined: one request, four calls
+    /// (not all or nothing).
+    Gcra4Pipelined,
+    /// The four policies all or nothing in one Lua script (the union script such a set needs
+    /// without Goblin), EVALSHA.
+    GcraUnion4Evalsha,
 }
 
 pub const COUNTER_GROUP: [Workload; 11] = [
@@ -61,6 +71,14 @@ pub const COUNTER_GROUP: [Workload; 11] = [
     Workload::IncrPttlEvalsha,
 ];
 /// In this order: `Zwindow` sizes the window of `ZwindowServerClock`, which runs after it.
+/// Sets of GCRA policies, one decision per request, against GOBLIN.MGCRA with one policy.
+pub const POLICY_GROUP: [Workload; 5] = [
+    Workload::Mgcra1,
+    Workload::Mgcra2,
+    Workload::Mgcra4,
+    Workload::Gcra4Pipelined,
+    Workload::GcraUnion4Evalsha,
+];
 pub const WINDOW_GROUP: [Workload; 5] = [
     Workload::Zadd,
     Workload::Zwindow,
@@ -88,6 +106,11 @@ impl Workload {
             Workload::ZwindowServerClock => "GOBLIN.ZWINDOW now = *",
             Workload::ZwindowEvalsha => "ZWINDOW idiom, EVALSHA",
             Workload::ZwindowFcall => "ZWINDOW idiom, FCALL",
+            Workload::Mgcra1 => "GOBLIN.MGCRA, 1 policy",
+            Workload::Mgcra2 => "GOBLIN.MGCRA, 2 policies",
+            Workload::Mgcra4 => "GOBLIN.MGCRA, 4 policies",
+            Workload::Gcra4Pipelined => "4 GOBLIN.GCRA calls, pipelined",
+            Workload::GcraUnion4Evalsha => "4 policies as Lua (all or nothing), EVALSHA",
         }
     }
 
@@ -95,6 +118,8 @@ impl Workload {
     pub fn baseline(self) -> Workload {
         if COUNTER_GROUP.contains(&self) {
             Workload::Incr
+        } else if POLICY_GROUP.contains(&self) {
+            Workload::Mgcra1
         } else {
             Workload::Zadd
         }
@@ -127,6 +152,36 @@ end
 redis.call('SET', KEYS[1], string.format('%d', new_tat), 'PXAT', string.format('%d', math.floor(new_tat / 1000)))
 return {0, limit, math.floor((tolerance - (new_tat - now)) / interval), -1, math.ceil((new_tat - now) / 1000000)}"#;
 
+/// A set of GCRA policies all or nothing, as a Lua script on the server's TIME: KEYS are the
+/// policies' keys, ARGV their max_burst, count per period and period, three per key, then the
+/// cost. Every policy decides before anything is written; one refusal writes nothing. Written
+/// here for the benchmark, with the arithmetic of `GCRA_LUA`.
+pub const GCRA_UNION_LUA: &str = r#"local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local cost = tonumber(ARGV[#KEYS * 3 + 1])
+local tats, limited, reply = {}, 0, {}
+for i, key in ipairs(KEYS) do
+  local limit = tonumber(ARGV[i * 3 - 2]) + 1
+  local interval = tonumber(ARGV[i * 3]) * 1000000 / tonumber(ARGV[i * 3 - 1])
+  local tolerance = interval * limit
+  local tat = tonumber(redis.call('GET', key) or now)
+  if tat < now then tat = now end
+  local new_tat = tat + interval * cost
+  if now < new_tat - tolerance then
+    limited = 1
+    reply[i] = {1, limit, math.floor((tolerance - (tat - now)) / interval), math.ceil((new_tat - tolerance - now) / 1000000), math.ceil((tat - now) / 1000000)}
+  else
+    tats[i] = new_tat
+    reply[i] = {0, limit, math.floor((tolerance - (new_tat - now)) / interval), -1, math.ceil((new_tat - now) / 1000000)}
+  end
+end
+if limited == 0 then
+  for i, key in ipairs(KEYS) do
+    redis.call('SET', key, string.format('%d', tats[i]), 'PXAT', string.format('%d', math.floor(tats[i] / 1000)))
+  end
+end
+return {limited, reply}"#;
+
 /// The limiter libraries' script (rate-limiter-flexible, rate-limit-redis): count, arm the
 /// window on the first hit, and return the count and the window's PTTL for the client to do
 /// the rest.
@@ -134,9 +189,24 @@ pub const INCR_PTTL_LUA: &str = r#"local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {count, redis.call('PTTL', KEYS[1])}"#;
 
+/// The policies of a set, in order: 10 a second, 100 a minute, 1,000 an hour, 10,000 a day
+/// (bursts as large, so that the benchmark measures the allowed path).
+const POLICIES: [[&str; 3]; 4] = [
+    ["100", "10", "1"],
+    ["1000", "100", "60"],
+    ["10000", "1000", "3600"],
+    ["100000", "10000", "86400"],
+];
+
+/// A set's keys, under one hash tag.
+fn policy_keys(counter: &str) -> [String; 4] {
+    ["sec", "min", "hour", "day"].map(|period| format!("{{{counter}}}:{period}"))
+}
+
 /// What every connection shares: the scripts' digests and the clock for `now`.
 pub struct Shared {
     pub gcra_sha: String,
+    pub gcra_union_sha: String,
     pub incr_pttl_sha: String,
     pub increx_limiter_sha: String,
     pub increx_sha: String,
@@ -225,6 +295,40 @@ impl OpWriter<'_> {
             ),
             Workload::Gcra => encode(&["GOBLIN.GCRA", &counter, "100", "10", "1"], out),
             Workload::GcraNative => encode(&["GCRA", &counter, "100", "10", "1"], out),
+            Workload::Mgcra1 | Workload::Mgcra2 | Workload::Mgcra4 => {
+                let n = match workload {
+                    Workload::Mgcra1 => 1,
+                    Workload::Mgcra2 => 2,
+                    _ => 4,
+                };
+                let keys = policy_keys(&counter);
+                let mut call = vec!["GOBLIN.MGCRA".to_string(), n.to_string()];
+                for (key, limits) in keys.iter().zip(POLICIES).take(n) {
+                    call.push(key.clone());
+                    call.extend(limits.iter().map(|w| w.to_string()));
+                }
+                encode(&call, out);
+            }
+            Workload::Gcra4Pipelined => {
+                for (key, limits) in policy_keys(&counter).iter().zip(POLICIES) {
+                    encode(&["GOBLIN.GCRA", key, limits[0], limits[1], limits[2]], out);
+                }
+                return 4;
+            }
+            Workload::GcraUnion4Evalsha => {
+                let keys = policy_keys(&counter);
+                let mut call = vec![
+                    "EVALSHA".to_string(),
+                    self.shared.gcra_union_sha.clone(),
+                    "4".to_string(),
+                ];
+                call.extend(keys.iter().cloned());
+                for limits in POLICIES {
+                    call.extend(limits.iter().map(|w| w.to_string()));
+                }
+                call.push("1".into());
+                encode(&call, out);
+            }
             Workload::GcraEvalsha => encode(
                 &[
                     "EVALSHA",

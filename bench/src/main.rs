@@ -11,7 +11,7 @@ mod probes;
 mod report;
 
 use goblin_testkit::{Flavor, Reply, Server};
-use load::{Sample, Shared, Workload, COUNTER_GROUP, WINDOW_GROUP};
+use load::{Sample, Shared, Workload, COUNTER_GROUP, POLICY_GROUP, WINDOW_GROUP};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -127,6 +127,7 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
     let version = goblin_testkit::info_field(&mut conn, "server", flavor.version_field());
     let shared = Arc::new(Shared {
         gcra_sha: conn.call(&["SCRIPT", "LOAD", load::GCRA_LUA]).text(),
+        gcra_union_sha: conn.call(&["SCRIPT", "LOAD", load::GCRA_UNION_LUA]).text(),
         incr_pttl_sha: conn.call(&["SCRIPT", "LOAD", load::INCR_PTTL_LUA]).text(),
         increx_limiter_sha: conn
             .call(&["SCRIPT", "LOAD", load::INCREX_LIMITER_LUA])
@@ -147,7 +148,7 @@ fn measure(flavor: Flavor, config: &Config) -> ServerResults {
 
     let mut throughput = HashMap::new();
     for &depth in &config.depths {
-        for group in [&COUNTER_GROUP[..], &WINDOW_GROUP[..]] {
+        for group in [&COUNTER_GROUP[..], &WINDOW_GROUP[..], &POLICY_GROUP[..]] {
             let mut samples: HashMap<Workload, Vec<Sample>> = HashMap::new();
             for round in 1..=config.rounds {
                 for &workload in group {
@@ -264,6 +265,18 @@ fn main() {
     let markdown = report::markdown(&config, &results, started.elapsed());
     let table = config.out.join("latest.md");
     std::fs::write(&table, &markdown).expect("write table");
+    let headline = report::headline(&results);
+    std::fs::write(config.out.join("headline.md"), &headline).expect("write headline");
+    // A full run into bench/results also refreshes the README's copy (tests/layout.rs holds
+    // the two equal), so that no figure is copied by hand.
+    let default_out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");
+    if !config.smoke && config.out == default_out {
+        let readme = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+        let text = std::fs::read_to_string(&readme).expect("read README.md");
+        let spliced =
+            report::splice_headline(&text, &headline).expect("README.md has no headline block");
+        std::fs::write(&readme, spliced).expect("write README.md");
+    }
     let plot = config.out.join("latest.png");
     report::plot(&config, &results, &plot);
     println!("{markdown}");

@@ -21,8 +21,27 @@ impl Decimal {
     /// An integer, as INCR prints it.
     pub fn integer(value: i64) -> Self {
         let mut text = Self::new();
-        // 20 bytes at most: cannot overflow the buffer.
-        let _ = write!(text, "{value}");
+        // Digits from the right, then moved to the front: 20 bytes at most ("-9223372036854775808").
+        // By hand, not `write!`: this runs on every write of a TAT or an expiry, and the
+        // formatting machinery costs several times the arithmetic.
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = value.unsigned_abs();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if value < 0 {
+            text.buf[0] = b'-';
+            text.len = 1;
+        }
+        let count = digits.len() - at;
+        text.buf[text.len..text.len + count].copy_from_slice(&digits[at..]);
+        text.len += count;
         text
     }
 
@@ -105,8 +124,29 @@ mod tests {
 
     #[test]
     fn integers_print_as_incr_prints_them() {
-        for value in [0, 1, -1, 42, i64::MAX, i64::MIN] {
+        for value in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            42,
+            99,
+            100,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
             assert_eq!(text(Decimal::integer(value)), value.to_string());
+        }
+        // Every power of ten and its neighbours, both signs.
+        let mut power = 1i64;
+        while let Some(next) = power.checked_mul(10) {
+            for value in [power - 1, power, power + 1, -power - 1, -power, -power + 1] {
+                assert_eq!(text(Decimal::integer(value)), value.to_string());
+            }
+            power = next;
         }
     }
 

@@ -15,6 +15,7 @@
 use std::ffi::{c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use redis_module::raw;
@@ -150,6 +151,7 @@ impl Ctx {
     /// Blocks the calling client on `key` for `timeout_ms` (0: for ever) as `waiter`; its
     /// handle, or `None` if the server would not block it (the call must then answer at once).
     pub fn block_on(&self, key: Arg<'_>, timeout_ms: i64, waiter: WaiterId) -> Option<Blocked> {
+        watch_keyspace(self.raw());
         let mut keys = [key.raw()];
         let privdata = waiter as usize as *mut c_void;
         // SAFETY: a live command context that may block (the caller checked `placement`); the
@@ -212,19 +214,25 @@ impl Ctx {
     }
 }
 
-/// Registers `handler` and subscribes to what it needs: keyspace events on keys (generic,
-/// string, sorted set, expired, evicted) and flushed or swapped dbs. Load time, once, as its
-/// last step: a subscription cannot be taken back on Redis 7.0 if the load failed after it, so
-/// a refusal here is logged and the load goes on (the waiters then wake on timers and on
-/// Goblin's own commands only).
-pub(super) fn subscribe(ctx: *mut raw::RedisModuleCtx, handler: &'static dyn Waiting) {
-    let _ = WAITING.set(handler);
+/// Whether the keyspace events are watched: from the first wait on, for as long as the module
+/// is loaded (Redis 7.0 cannot unsubscribe).
+static WATCHING: AtomicBool = AtomicBool::new(false);
+
+/// Subscribes to the keyspace events that free a lock or a slot (generic, string, sorted set,
+/// expired, evicted), once, when the first caller waits: until then no waiter can need them,
+/// and every write on the server, Goblin's own and the core commands', is spared the call into
+/// the module (about 1,000 instructions per event). A refusal is logged; the waiters then wake
+/// on timers and on Goblin's own commands only.
+fn watch_keyspace(ctx: *mut raw::RedisModuleCtx) {
+    if WATCHING.swap(true, Ordering::Relaxed) {
+        return;
+    }
     let types = raw::REDISMODULE_NOTIFY_GENERIC
         | raw::REDISMODULE_NOTIFY_STRING
         | raw::REDISMODULE_NOTIFY_ZSET
         | raw::REDISMODULE_NOTIFY_EXPIRED
         | raw::REDISMODULE_NOTIFY_EVICTED;
-    // SAFETY: a load-time context and callbacks that live as long as the module.
+    // SAFETY: a live context of this module and a callback that lives as long as the module.
     let subscribed =
         unsafe { api!(RedisModule_SubscribeToKeyspaceEvents)(ctx, types, Some(event_callback)) };
     if subscribed != raw::REDISMODULE_OK as c_int {
@@ -234,6 +242,14 @@ pub(super) fn subscribe(ctx: *mut raw::RedisModuleCtx, handler: &'static dyn Wai
             "goblin: could not subscribe to keyspace events",
         );
     }
+}
+
+/// Registers `handler` and subscribes to flushed and swapped dbs (the keyspace events wait
+/// for the first waiter: `watch_keyspace`). Load time, once, as its last step: a subscription
+/// cannot be taken back on Redis 7.0 if the load failed after it, so a refusal here is logged
+/// and the load goes on.
+pub(super) fn subscribe(ctx: *mut raw::RedisModuleCtx, handler: &'static dyn Waiting) {
+    let _ = WAITING.set(handler);
     if let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) {
         for id in [
             raw::REDISMODULE_EVENT_FLUSHDB,
