@@ -9,8 +9,8 @@ from typing import Any, cast
 
 from redis.exceptions import LockError, LockNotOwnedError
 
-#: The longest one blocking command waits when the connection has no socket timeout: a waiter
-#: still comes back now and then, so a lost connection is noticed within this.
+#: The longest one blocking command waits (when the connection has no socket timeout, say): a
+#: waiter still comes back now and then, so a lost connection is noticed within this.
 LONGEST_SLICE = 60.0
 
 #: The shortest wait sent to the server: 0 would mean "for ever" to a blocking command.
@@ -55,13 +55,15 @@ def socket_timeout(client: Any) -> float | None:  # noqa: ANN401
 
 
 def slice_length(client: Any) -> float:  # noqa: ANN401
-    """How long one blocking command may wait on this client: half its socket timeout, so the
-    reply (nil at the slice's end) always comes back before the client gives up on the socket
-    and retries; or ``LONGEST_SLICE`` when the socket has no timeout."""
+    """How long one blocking command may wait on this client: its socket timeout less a margin
+    of a second (less for short timeouts: a quarter of it), so the reply (nil at the slice's
+    end) always comes back before the client gives up on the socket and retries. The margin
+    covers the server's timer, which meets a blocked client's timeout on its next tick (every
+    100 ms at the default ``hz`` 10). ``LONGEST_SLICE`` when the socket has no timeout."""
     timeout = socket_timeout(client)
     if timeout is None or timeout <= 0 or math.isinf(timeout):
         return LONGEST_SLICE
-    return max(min(timeout / 2, LONGEST_SLICE), SHORTEST_WAIT)
+    return max(min(timeout - min(1.0, 0.75 * timeout), LONGEST_SLICE), SHORTEST_WAIT)
 
 
 def wait_argument(seconds: float) -> str:

@@ -47,7 +47,7 @@ class Lock(redis.lock.Lock):
     methods, exceptions and key, for ``r.lock(name, ..., lock_class=Lock)``.
 
     A blocking :meth:`acquire` waits inside the server (``GOBLIN.BLOCK``), first come, first
-    served, in slices shorter than the connection's socket timeout (re-sending the same token
+    served, in slices a margin shorter than the connection's socket timeout (re-sending the same token
     is idempotent: the holder's own token re-arms), so redis-py's socket timeout and retries
     never cut a wait short. ``blocking_timeout`` is honoured to the millisecond.
     """
