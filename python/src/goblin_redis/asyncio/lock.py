@@ -16,6 +16,7 @@ closes its connection (redis-py does), and the server gives up its place.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any, Literal
 
@@ -25,6 +26,12 @@ from redis.typing import Number
 from .. import _locking
 
 __all__ = ["Lock"]
+
+
+def _cancelling(task: asyncio.Task[Any] | None) -> int:
+    """How many cancellations of ``task`` are pending (Python 3.11+; 0 before)."""
+    count = getattr(task, "cancelling", None)
+    return int(count()) if count is not None else 0
 
 
 class Lock(redis.asyncio.lock.Lock):
@@ -66,6 +73,8 @@ class Lock(redis.asyncio.lock.Lock):
             return _locking.granted(await self.redis.execute_command("GOBLIN.LOCK", self.name, token, ms))
         deadline = None if blocking_timeout is None else time.monotonic() + float(blocking_timeout)
         slice_length = _locking.slice_length(self.redis)
+        task = asyncio.current_task()
+        cancelling = _cancelling(task)
         while True:
             wait = slice_length
             if deadline is not None:
@@ -74,6 +83,13 @@ class Lock(redis.asyncio.lock.Lock):
                     return False
                 wait = min(wait, remaining)
             reply = await self.redis.execute_command("GOBLIN.BLOCK", self.name, token, ms, _locking.wait_argument(wait))
+            if _cancelling(task) > cancelling:
+                # The task was cancelled, and the cancellation lost on the way (redis-py's
+                # asyncio read can swallow one that lands as a reply arrives): do not wait
+                # on, and do not keep a lock granted meanwhile.
+                if _locking.granted(reply):
+                    await self.redis.execute_command("GOBLIN.CAD", self.name, token)
+                raise asyncio.CancelledError
             if _locking.granted(reply):
                 return True
 
