@@ -88,14 +88,15 @@ def test_every_operation_is_one_goblin_command(r: Any) -> None:
     assert lock.acquire(blocking_timeout=1)
     lock.release()
     used = delta(before, calls(r))
-    used.pop("info", None)
+    assert not any(name in used for name in SCRIPTS), used
+    # Goblin's commands only (a replica's REPLCONF, the INFO that counts, are not the lock's).
+    used = {name: n for name, n in used.items() if name.startswith("goblin.") or name in ("set", "del", "pexpire")}
     assert used == {
         "goblin.lock": 1,
         "goblin.extend": 2,
         "goblin.cad": 2,
         "goblin.block": 1,
     }, used
-    assert not any(name in used for name in SCRIPTS)
     # No script object was made for this class (redis-py's register_scripts sets them on it).
     assert not {"lua_release", "lua_extend", "lua_reacquire"} & set(Lock.__dict__)
 
@@ -135,7 +136,7 @@ def test_a_short_blocking_timeout_is_not_for_ever(r: Any) -> None:
         started = time.monotonic()
         assert not Lock(r, "lk", timeout=5).acquire(blocking_timeout=bt)
         took = time.monotonic() - started
-        assert bt <= took + 0.002 < bt + 0.2, (bt, took)
+        assert bt <= took + 0.002 < bt + 1.0, (bt, took)
     started = time.monotonic()
     assert not Lock(r, "lk", timeout=5).acquire(blocking_timeout=0)
     assert not Lock(r, "lk", timeout=5).acquire(blocking=False, blocking_timeout=10)
@@ -143,18 +144,18 @@ def test_a_short_blocking_timeout_is_not_for_ever(r: Any) -> None:
 
 
 def test_a_wait_longer_than_the_socket_timeout_is_sliced(r: Any) -> None:
-    """socket_timeout 0.2 s, no retries: a 1.2 s wait is GOBLIN.BLOCKs of 0.05 s each (each
+    """socket_timeout 0.5 s, no retries: a 2 s wait is GOBLIN.BLOCKs of 0.125 s each (each
     answered on the server's next tick), not a TimeoutError."""
     holder = Lock(r, "lk", timeout=30)
     assert holder.acquire()
-    short = client(socket_timeout=0.2, retry=no_retries())
+    short = client(socket_timeout=0.5, retry=no_retries())
     before = calls(r)
     started = time.monotonic()
-    assert not Lock(short, "lk", timeout=5).acquire(blocking_timeout=1.2)
+    assert not Lock(short, "lk", timeout=5).acquire(blocking_timeout=2.0)
     took = time.monotonic() - started
     blocks = delta(before, calls(r)).get("goblin.block", 0)
-    assert 1.2 <= took + 0.002 < 1.6, took
-    assert blocks >= 6, blocks
+    assert 2.0 <= took + 0.002 < 3.5, took
+    assert blocks >= 4, blocks
     # And the lock released mid-wait is taken at once, by the waiter's current slice.
     waiter = Lock(short, "lk", timeout=5, thread_local=False)
     got: list[float] = []
@@ -167,7 +168,7 @@ def test_a_wait_longer_than_the_socket_timeout_is_sliced(r: Any) -> None:
     holder.release()
     thread.join(5)
     assert got
-    assert got[0] - released < 0.1, got
+    assert got[0] - released < 0.5, got
     assert r.get("lk") == waiter.local.token
     short.close()
 
@@ -204,30 +205,35 @@ def test_an_expired_holder_hands_over_at_its_deadline(r: Any) -> None:
     started = time.monotonic()
     waiter = Lock(client(), "lk", timeout=5)
     assert waiter.acquire(blocking_timeout=3)
-    assert 0.2 < time.monotonic() - started < 0.5
+    assert 0.2 < time.monotonic() - started < 1.5
     assert waiter.owned()
 
 
 def test_asyncio_lock(r: Any) -> None:
     async def main() -> None:
         short = redis.asyncio.Redis(
-            host=HOST, port=int(PORT), socket_timeout=0.2, retry=redis.asyncio.retry.Retry(NoBackoff(), 0)
+            host=HOST, port=int(PORT), socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0)
         )
         holder = goblin_redis.asyncio.lock.Lock(short, "lk", timeout=30)
         assert await holder.acquire()
         before = calls(r)
         started = time.monotonic()
         assert not await goblin_redis.asyncio.lock.Lock(short, "lk").acquire(blocking_timeout=0.8)
-        assert 0.8 <= time.monotonic() - started + 0.002 < 1.2
-        assert delta(before, calls(r)).get("goblin.block", 0) >= 4
-        # A waiter cancelled in line gives up its place, and never holds the lock.
-        waiter = goblin_redis.asyncio.lock.Lock(short, "lk", timeout=30)
-        task = asyncio.create_task(waiter.acquire(blocking_timeout=10))
-        assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+        assert 0.8 <= time.monotonic() - started + 0.002 < 2.5
+        assert delta(before, calls(r)).get("goblin.block", 0) >= 2
+        # A waiter cancelled in line gives up its place, and never holds the lock, wherever in
+        # its slice (0.125 s) the cancellation lands: redis-py's read can lose one that lands
+        # as a reply arrives, and the lock must notice.
+        for phase in range(8):
+            waiter = goblin_redis.asyncio.lock.Lock(short, "lk", timeout=30)
+            task = asyncio.create_task(waiter.acquire(blocking_timeout=10))
+            assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
+            await asyncio.sleep(phase * 0.017)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+            assert r.get("lk") == holder.local.token
         await holder.release()
         assert r.exists("lk") == 0
         # The hand-off, and extend / reacquire as one command each.
@@ -263,7 +269,7 @@ def test_semaphore_permits(r: Any) -> None:
     assert not three.acquire(blocking=False)
     started = time.monotonic()
     assert not three.acquire(blocking_timeout=0.2)
-    assert 0.2 <= time.monotonic() - started + 0.002 < 0.4
+    assert 0.2 <= time.monotonic() - started + 0.002 < 1.2
     assert three.token is None
     with pytest.raises(LockError, match="already holds"):
         one.acquire()
@@ -286,7 +292,7 @@ def test_semaphore_hands_a_released_permit_to_the_first_waiter(r: Any) -> None:
     order: list[int] = []
     threads = []
     for n in range(3):
-        sem = Semaphore(client(socket_timeout=0.2, retry=no_retries()), "sem", limit=2, lease=30)
+        sem = Semaphore(client(socket_timeout=0.5, retry=no_retries()), "sem", limit=2, lease=30)
 
         def wait(sem: Semaphore = sem, n: int = n) -> None:
             assert sem.acquire(blocking_timeout=10)
@@ -308,24 +314,24 @@ def test_semaphore_hands_a_released_permit_to_the_first_waiter(r: Any) -> None:
 
 
 def test_semaphore_leases_renewals_and_loss(r: Any) -> None:
-    sem = Semaphore(r, "sem", limit=1, lease=0.3)
+    sem = Semaphore(r, "sem", limit=1, lease=1.0)
     assert sem.acquire()
-    for _ in range(3):
-        time.sleep(0.15)
+    for _ in range(4):
+        time.sleep(0.3)
         sem.renew()  # kept past its first lease
     before = calls(r)
     sem.renew()
     assert delta(before, calls(r)).get("goblin.zwindow") == 1
-    time.sleep(0.4)  # not renewed: the permit ages out
+    time.sleep(1.3)  # not renewed: the permit ages out
     with pytest.raises(LockNotOwnedError):
         sem.renew()
     assert sem.token is None
     # A crashed holder's permit goes to a waiter when its lease runs out, not later.
-    assert Semaphore(r, "sem", limit=1, lease=0.3).acquire()
+    assert Semaphore(r, "sem", limit=1, lease=0.5).acquire()
     started = time.monotonic()
     waiter = Semaphore(client(), "sem", limit=1, lease=5)
-    assert waiter.acquire(blocking_timeout=3)
-    assert 0.2 < time.monotonic() - started < 0.5
+    assert waiter.acquire(blocking_timeout=5)
+    assert 0.4 < time.monotonic() - started < 1.5
     # A permit lost before its release: LockNotOwnedError.
     r.zrem("sem", waiter.token or b"")
     with pytest.raises(LockNotOwnedError):
