@@ -2,7 +2,9 @@
 
 ``import goblin_redis.limits`` registers the ``goblin://`` storages of the ``limits`` library
 (beneath Flask-Limiter and slowapi): every rate-limit decision is one Goblin command, with no
-Lua and no MULTI.
+Lua and no MULTI. ``goblin_redis.lock`` (and ``goblin_redis.asyncio.lock``) holds redis-py's
+``Lock`` on Goblin's lock commands, whose waiters wait in line inside the server, and a
+``Semaphore``.
 """
 
 __version__ = "0.1.0"

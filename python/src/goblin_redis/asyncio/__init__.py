@@ -1,0 +1,1 @@
+"""Goblin's lock commands for redis-py's asyncio client (:mod:`goblin_redis.asyncio.lock`)."""
