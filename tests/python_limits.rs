@@ -313,6 +313,33 @@ on_every_server! {
     }
 }
 
+/// How many tests python/tests/test_ratelimit.py holds: each must pass, none be skipped.
+const RATELIMIT_TESTS: u32 = 38;
+
+on_every_server! {
+    /// goblin_redis.ratelimit (python/tests/test_ratelimit.py): the IETF fields rendered, bad
+    /// input refused before sending, and GOBLIN.MGCRA beneath it: all or nothing, peeks that
+    /// write nothing, refunds never beyond full, a key shared by two sets, the server's errors as
+    /// redis-py's ResponseError, sync and asyncio.
+    fn the_ratelimit_api(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let output = Command::new(venv_python())
+            .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
+            .arg(root().join("python/tests/test_ratelimit.py"))
+            .current_dir(root().join("python"))
+            .env("PYTHONPATH", root().join("python/src"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
+            .output()
+            .expect("run pytest");
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "{flavor:?}:\n{text}");
+        let summary = format!("{RATELIMIT_TESTS} passed in ");
+        assert!(text.contains(&summary) && !text.contains("skipped"), "{flavor:?}: expected {summary}...:\n{text}");
+        eprintln!("{}: test_ratelimit.py: {}", flavor.label(), text.lines().last().unwrap_or(""));
+    }
+}
+
 /// A slot moved under a client that still maps it to its old node: the old node answers MOVED,
 /// and each client (redis-py, coredis with the key we give it, redis-py's asyncio) follows it
 /// and decides on the new owner.

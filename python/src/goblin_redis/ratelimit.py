@@ -121,8 +121,9 @@ def key_slot(name: str | bytes) -> int:
 
 
 def _period_text(period: float) -> str:
-    """The period as sent: the shortest decimal that reads back to the same double."""
-    return repr(float(period))
+    """The period as sent: an int as it is, a float as the shortest decimal that reads back to
+    the same double."""
+    return str(period) if isinstance(period, int) else repr(float(period))
 
 
 @dataclass(frozen=True, init=False)
