@@ -16,6 +16,7 @@ import asyncio
 import math
 import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -386,4 +387,16 @@ def test_asyncio(server: redis.Redis) -> None:
             await client.aclose()
 
     asyncio.run(run())
+    assert _mgcra_calls(server) == 4
+
+
+def test_the_docs_snippet_runs(server: redis.Redis) -> None:
+    """docs/python.md's snippet of goblin_redis.ratelimit, as written, on this server."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "python.md").read_text()
+    after = page.split("\n## Sets of limits and the IETF RateLimit fields: `goblin_redis.ratelimit`\n", 1)[1]
+    snippet = after.split("```python\n", 1)[1].split("```", 1)[0]
+    assert snippet.count("redis.Redis()") == 1, snippet
+    scope: dict[str, Any] = {}
+    exec(snippet.replace("redis.Redis()", f"redis.Redis(host={HOST!r}, port={int(PORT)})"), scope)
+    assert scope["settled"].allowed
     assert _mgcra_calls(server) == 4

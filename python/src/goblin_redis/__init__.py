@@ -2,7 +2,8 @@
 
 ``import goblin_redis.limits`` registers the ``goblin://`` storages of the ``limits`` library
 (beneath Flask-Limiter and slowapi): every rate-limit decision is one Goblin command, with no
-Lua and no MULTI.
+Lua and no MULTI. ``goblin_redis.ratelimit`` checks sets of GCRA policies in one
+GOBLIN.MGCRA call, all or nothing, and renders the IETF ``RateLimit`` fields.
 """
 
 __version__ = "0.1.0"
