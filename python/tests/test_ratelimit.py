@@ -120,6 +120,8 @@ def test_key_and_slots() -> None:
     for bad in ["", "a{b", "a}b"]:
         with pytest.raises(ValueError, match="hash tag"):
             key(bad, "x")
+    with pytest.raises(TypeError, match="must be str"):
+        key("user42", b"hour")  # type: ignore[arg-type]
     # CLUSTER KEYSLOT's values.
     assert key_slot("foo") == 12182
     assert key_slot("123456789") == 12739

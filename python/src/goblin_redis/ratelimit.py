@@ -90,10 +90,10 @@ def _check_name(name: object) -> str:
 def key(tag: str, *parts: str) -> str:
     """A key under the hash tag ``tag``: ``key("user42", "hour")`` is ``"{user42}:hour"``. Keys
     with one tag hash to one cluster slot, as the keys of one :class:`PolicySet` must."""
-    if not isinstance(tag, str) or not tag or "{" in tag or "}" in tag:
+    if any(not isinstance(part, str) for part in (tag, *parts)):
+        raise TypeError(f"a key's tag and parts must be str: {(tag, *parts)!r}")
+    if not tag or "{" in tag or "}" in tag:
         raise ValueError(f"a hash tag must be a non-empty str without braces: {tag!r}")
-    if any(not isinstance(part, str) for part in parts):
-        raise TypeError(f"a key's parts must be str: {parts!r}")
     return ":".join(["{" + tag + "}", *parts])
 
 
