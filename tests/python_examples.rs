@@ -1,8 +1,9 @@
 //! The Python examples as a user meets them: goblin-redis built into a wheel (python/, with
 //! flit_core) and installed from it, then the Flask-Limiter app and the slowapi app of
 //! examples/python/, each run as its own process and driven past its limits over HTTP by
-//! examples/python/test_apps.py, once per limits strategy, on every server. Their decisions
-//! run no script and no transaction.
+//! examples/python/test_apps.py, once per limits strategy, and the WSGI app on
+//! goblin_redis.ratelimit (GOBLIN.MGCRA, the IETF RateLimit fields), on every server. Their
+//! decisions run no script and no transaction.
 
 use goblin_testkit::*;
 use std::path::{Path, PathBuf};
@@ -94,8 +95,8 @@ on_every_server! {
                 .env("PYTHONDONTWRITEBYTECODE", "1"),
             "examples/python/test_apps.py",
         );
-        // 2 apps x 3 strategies x 2 tests, and the wheel's own test.
-        assert!(out.contains("13 passed"), "{out}");
+        // 2 apps x 3 strategies x 2 tests, the WSGI app's 2, and the wheel's own test.
+        assert!(out.contains("15 passed"), "{out}");
         let stats = server.conn().call(&["INFO", "commandstats"]).text();
         for forbidden in ["eval", "evalsha", "fcall", "multi", "exec"] {
             assert!(
@@ -103,7 +104,7 @@ on_every_server! {
                 "{flavor:?}: the apps' decisions called {forbidden}:\n{stats}"
             );
         }
-        for command in ["goblin.increx", "goblin.zwindow", "goblin.swindow"] {
+        for command in ["goblin.increx", "goblin.zwindow", "goblin.swindow", "goblin.mgcra"] {
             assert!(stats.contains(&format!("cmdstat_{command}:")), "{flavor:?}: no {command}:\n{stats}");
         }
     }

@@ -313,6 +313,125 @@ on_every_server! {
     }
 }
 
+/// How many tests python/tests/test_ratelimit.py holds: each must pass, none be skipped.
+const RATELIMIT_TESTS: u32 = 39;
+
+on_every_server! {
+    /// goblin_redis.ratelimit (python/tests/test_ratelimit.py): the IETF fields rendered, bad
+    /// input refused before sending, and GOBLIN.MGCRA beneath it: all or nothing, peeks that
+    /// write nothing, refunds never beyond full, a key shared by two sets, the server's errors as
+    /// redis-py's ResponseError, sync and asyncio.
+    fn the_ratelimit_api(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let output = Command::new(venv_python())
+            .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
+            .arg(root().join("python/tests/test_ratelimit.py"))
+            .current_dir(root().join("python"))
+            .env("PYTHONPATH", root().join("python/src"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
+            .output()
+            .expect("run pytest");
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "{flavor:?}:\n{text}");
+        let summary = format!("{RATELIMIT_TESTS} passed in ");
+        assert!(text.contains(&summary) && !text.contains("skipped"), "{flavor:?}: expected {summary}...:\n{text}");
+        eprintln!("{}: test_ratelimit.py: {}", flavor.label(), text.lines().last().unwrap_or(""));
+    }
+}
+
+/// goblin_redis.ratelimit on redis-py's cluster clients, sync and asyncio: six sets under six
+/// hash tags, on more than one node, each charged all or nothing on the node that owns its
+/// tag; a set across two slots (check_slots=False) refused by the client before it is sent.
+const RATELIMIT_ON_A_CLUSTER: &str = r#"
+import asyncio, os
+import redis
+import redis.asyncio.cluster
+from redis.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
+from goblin_redis.ratelimit import AsyncPolicySet, Policy, PolicySet, key, key_slot
+
+ports = [int(p) for p in os.environ["NODES"].split(",")]
+admin = {p: redis.Redis(port=p) for p in ports}
+cluster = RedisCluster(host="127.0.0.1", port=ports[0])
+
+def owner(name):
+    return cluster.get_node_from_key(name).port
+
+tags = ["user1", "user2", "user3", "user4", "user5", "user6"]
+owners = set()
+for tag in tags:
+    limits = PolicySet(cluster, [Policy("minute", key(tag, "minute"), limit=3, period=60), Policy("hour", key(tag, "hour"), limit=100, period=3600)])
+    fields = [[(s.remaining, s.reset_after) for s in limits.hit()] for _ in range(3)]
+    assert fields == [[(2, 20), (99, 36)], [(1, 40), (98, 72)], [(0, 60), (97, 108)]], fields
+    before = {k: admin[owner(k)].get(k) for k in (key(tag, "minute"), key(tag, "hour"))}
+    refused = limits.hit()
+    assert (refused.allowed, refused.retry_after) == (False, 20)
+    assert [(s.remaining, s.reset_after) for s in refused] == [(0, 60), (97, 108)]
+    assert {k: admin[owner(k)].get(k) for k in before} == before
+    node = owner(key(tag, "minute"))
+    owners.add(node)
+    assert sorted(admin[node].keys(f"{{{tag}}}:*")) == [key(tag, "hour").encode(), key(tag, "minute").encode()]
+    assert limits.refund(1)["minute"].remaining == 0
+assert len(owners) > 1, owners  # the sets' keys fall on more than one node
+
+apart = PolicySet(cluster, [Policy("a", "user1:a", limit=1, period=1), Policy("b", "user2:b", limit=1, period=1)], check_slots=False)
+assert key_slot("user1:a") != key_slot("user2:b")
+try:
+    apart.hit()
+    raise AssertionError("a set across slots ran")
+except RedisClusterException as e:
+    assert "same key slot" in str(e), e
+
+async def run_async():
+    client = redis.asyncio.cluster.RedisCluster(host="127.0.0.1", port=ports[0])
+    try:
+        limits = AsyncPolicySet(client, [Policy("minute", key("async", "minute"), limit=3, period=60)])
+        assert [s.remaining for s in await limits.hit(cost=3)] == [0]
+        assert (await limits.peek()).retry_after == 20
+    finally:
+        await client.aclose()
+asyncio.run(run_async())
+print("ratelimit on a cluster: ok,", len(tags) * 5 + 2, "MGCRA calls")
+"#;
+
+/// The GOBLIN.MGCRA calls RATELIMIT_ON_A_CLUSTER makes: 5 per tag (3 hits, 1 refused, 1
+/// refund) and 2 async ones.
+const RATELIMIT_CLUSTER_CALLS: u64 = 32;
+
+on_every_server! {
+    fn the_ratelimit_api_on_a_cluster(flavor: Flavor) {
+        let nodes = start_cluster(flavor);
+        let ports: Vec<String> = nodes.iter().map(|n| n.port.to_string()).collect();
+        let output = Command::new(venv_python())
+            .arg("-c")
+            .arg(RATELIMIT_ON_A_CLUSTER)
+            .env("PYTHONPATH", root().join("python/src"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("NODES", ports.join(","))
+            .output()
+            .expect("run python");
+        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(output.status.success(), "{flavor:?}:\n{text}");
+        assert!(text.contains(&format!("ratelimit on a cluster: ok, {RATELIMIT_CLUSTER_CALLS} MGCRA calls")), "{flavor:?}:\n{text}");
+        let (mut calls, mut errors) = (BTreeMap::new(), BTreeMap::new());
+        for node in &nodes {
+            let mut c = node.conn();
+            add(&mut calls, command_calls(&mut c));
+            add(&mut errors, error_counts(&mut c));
+        }
+        assert_eq!(calls.get("goblin.mgcra").copied(), Some(RATELIMIT_CLUSTER_CALLS), "{flavor:?}: {calls:?}");
+        assert_eq!(errors.get("MOVED").copied().unwrap_or(0), 0, "{flavor:?}: redirections: {errors:?}");
+        // GOBLIN.MGCRA's keys are movable (a count of key groups), so redis-py's cluster clients
+        // ask COMMAND GETKEYS before each call, and before the one across two slots it refused.
+        assert_eq!(
+            calls.get("command|getkeys").copied(),
+            Some(RATELIMIT_CLUSTER_CALLS + 1),
+            "{flavor:?}: {calls:?}"
+        );
+    }
+}
+
 /// A slot moved under a client that still maps it to its old node: the old node answers MOVED,
 /// and each client (redis-py, coredis with the key we give it, redis-py's asyncio) follows it
 /// and decides on the new owner.

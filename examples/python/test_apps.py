@@ -1,7 +1,9 @@
 """Each example app run as a user runs it (its own process, a real HTTP server on loopback) on a
 Goblin server, once per limits strategy, and driven past its limits over HTTP: five requests a
 minute pass with their rate-limit headers, the sixth is a 429 with ``Retry-After``; the
-endpoint that costs 4 of 10 passes twice, then is a 429.
+endpoint that costs 4 of 10 passes twice, then is a 429. The WSGI app on goblin_redis.ratelimit
+answers with the IETF ``RateLimit-Policy`` and ``RateLimit`` fields, exactly, for two policies at
+once and for an LLM token budget that reserves, then refunds.
 
     GOBLIN_URL=goblin://127.0.0.1:PORT pytest examples/python
 
@@ -107,6 +109,67 @@ def test_cost(app: str, strategy: str) -> None:
         # The refused 4 leaves 2 of 10 in the moving and sliding windows; the fixed window, as
         # limits' own, counts a refused hit too (its counter is at 12).
         assert third.headers["X-RateLimit-Remaining"] == ("0" if strategy == "fixed-window" else "2")
+
+
+@pytest.fixture
+def wsgi_app() -> Iterator[str]:
+    """wsgi_app.py's base URL (goblin_redis.ratelimit, no limits strategy), on an empty server."""
+    client = redis.Redis.from_url(GOBLIN_URL.replace("goblin://", "redis://", 1))
+    client.flushall()
+    client.close()
+    port = _free_port()
+    env = {**os.environ, "PORT": str(port), "GOBLIN_URL": GOBLIN_URL}
+    process = subprocess.Popen([sys.executable, str(HERE / "wsgi_app.py")], env=env)
+    try:
+        _wait_listening(port, process)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def test_ietf_fields_past_the_limit(wsgi_app: str) -> None:
+    """5 a minute (one back every 12 s) and 20 an hour (every 180 s): the sixth request is
+    refused by the minute, and the hour is not charged for it."""
+    policy = '"minute";q=5;w=60, "hour";q=20;w=3600'
+    with httpx.Client(base_url=wsgi_app) as client:
+        for sent in range(1, 6):
+            response = client.get("/")
+            assert response.status_code == 200, response.text
+            assert response.headers["RateLimit-Policy"] == policy
+            assert (
+                response.headers["RateLimit"]
+                == f'"minute";r={5 - sent};t={12 * sent}, "hour";r={20 - sent};t={180 * sent}'
+            )
+            assert "Retry-After" not in response.headers
+        refused = client.get("/")
+        assert refused.status_code == 429, refused.text
+        assert refused.headers["RateLimit-Policy"] == policy
+        assert refused.headers["RateLimit"] == '"minute";r=0;t=60, "hour";r=15;t=900'
+        assert refused.headers["Retry-After"] == "12"
+
+
+def test_an_llm_token_budget(wsgi_app: str) -> None:
+    """10,000 tokens a day (one back every 8.64 s): reserve 1,000, use 250, 750 come back."""
+    policy = '"tokens";q=10000;w=86400'
+    with httpx.Client(base_url=wsgi_app) as client:
+        settled = client.post("/complete", params={"max_tokens": 1000, "used": 250})
+        assert settled.status_code == 200, settled.text
+        assert settled.text == "used 250 of 1000 tokens reserved\n"
+        assert settled.headers["RateLimit-Policy"] == policy
+        # The refund's reply is a peek at cost 1: 9,750 left, less the one token it asks about.
+        assert settled.headers["RateLimit"] == '"tokens";r=9749;t=2169'
+        # 9,751 is one more than is left: one token comes back in 8.64 s.
+        short = client.post("/complete", params={"max_tokens": 9751, "used": 1})
+        assert short.status_code == 429, short.text
+        assert short.headers["RateLimit"] == '"tokens";r=9750;t=2160'
+        assert short.headers["Retry-After"] == "9"
+        # More than the whole budget never passes: no Retry-After.
+        never = client.post("/complete", params={"max_tokens": 10_001})
+        assert never.status_code == 429, never.text
+        assert never.headers["RateLimit"] == '"tokens";r=9750;t=2160'
+        assert "Retry-After" not in never.headers
+        assert client.post("/complete", params={"max_tokens": 0}).status_code == 400
 
 
 def test_the_wheel_is_what_runs() -> None:

@@ -5,6 +5,8 @@
 Lua and no MULTI. ``goblin_redis.lock`` (and ``goblin_redis.asyncio.lock``) holds redis-py's
 ``Lock`` on Goblin's lock commands, whose waiters wait in line inside the server, and a
 ``Semaphore``.
+``goblin_redis.ratelimit`` checks sets of GCRA policies in one GOBLIN.MGCRA call, all or
+nothing, and renders the IETF ``RateLimit`` fields.
 """
 
 __version__ = "0.1.0"

@@ -1,0 +1,393 @@
+"""Sets of GCRA rate limits over ``GOBLIN.MGCRA``, and the IETF ``RateLimit`` fields.
+
+A :class:`PolicySet` is several named :class:`Policy` objects (10 a second *and* 1,000 an
+hour; an LLM's tokens per minute *and* per day) checked together in one atomic command, all or
+nothing: a request is allowed only if every policy allows it, and then every policy is charged;
+if any refuses, nothing is written. Each :meth:`~PolicySet.hit`, :meth:`~PolicySet.peek` and
+:meth:`~PolicySet.refund` is exactly one ``GOBLIN.MGCRA`` call::
+
+    import redis
+    from goblin_redis.ratelimit import Policy, PolicySet, headers, key
+
+    limits = PolicySet(redis.Redis(), [
+        Policy("second", key("user42", "second"), limit=10, period=1),
+        Policy("hour", key("user42", "hour"), limit=1000, period=3600),
+    ])
+    result = limits.hit()
+    if not result.allowed:
+        ...  # answer 429 with headers(result), which has Retry-After
+    headers(result)  # {"RateLimit-Policy": '"second";q=10;w=1, "hour";q=1000;w=3600', ...}
+
+The keys of one set must hash to one cluster slot (the server answers ``CROSSSLOT`` otherwise):
+put them under one hash tag, as :func:`key` does (``{user42}:second``, ``{user42}:hour``). A
+set checks this when it is made (``check_slots=False`` turns the check off, for one server).
+
+Arguments are checked here before anything is sent (a :class:`ValueError` or
+:class:`TypeError`, and no call); what only the server can know (a key holding another type, a
+combination of numbers whose microseconds overflow, a server without Goblin) is the client's own
+error, redis-py's ``ResponseError``. No client library is imported here: any client with
+redis-py's ``execute_command`` serves (``redis.Redis``, ``redis.RedisCluster``, and their
+``redis.asyncio`` twins for :class:`AsyncPolicySet`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Protocol
+
+__all__ = [
+    "AsyncPolicySet",
+    "Policy",
+    "PolicySet",
+    "PolicyState",
+    "Result",
+    "headers",
+    "key",
+    "key_slot",
+    "ratelimit_field",
+    "ratelimit_policy_field",
+    "retry_after_field",
+]
+
+#: The largest integer a structured field carries (RFC 8941, 3.3.1: at most 15 digits).
+SF_INTEGER_MAX = 999_999_999_999_999
+
+#: The largest integer GOBLIN.MGCRA reads (a signed 64-bit integer).
+_I64_MAX = 2**63 - 1
+
+
+class _Client(Protocol):
+    def execute_command(self, *args: Any, **options: Any) -> Any: ...  # noqa: ANN401 (redis-py's signature)
+
+
+class _AsyncClient(Protocol):
+    def execute_command(self, *args: Any, **options: Any) -> Awaitable[Any]: ...  # noqa: ANN401 (redis-py's signature)
+
+
+def _whole(value: object, what: str, least: int) -> int:
+    """``value`` as a whole number of at least ``least`` (bools and floats are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}: {value!r}")
+    if not least <= value <= _I64_MAX:
+        raise ValueError(f"{what} must be between {least} and {_I64_MAX}, not {value}")
+    return value
+
+
+def _check_name(name: object) -> str:
+    """A policy's name: printable ASCII (what an sf-string holds), not empty."""
+    if not isinstance(name, str):
+        raise TypeError(f"a policy's name must be a str, not {type(name).__name__}: {name!r}")
+    if not name or any(not " " <= c <= "~" for c in name):
+        raise ValueError(
+            f"a policy's name must be printable ASCII (space to ~), not empty, to be an sf-string: {name!r}"
+        )
+    return name
+
+
+def key(tag: str, *parts: str) -> str:
+    """A key under the hash tag ``tag``: ``key("user42", "hour")`` is ``"{user42}:hour"``. Keys
+    with one tag hash to one cluster slot, as the keys of one :class:`PolicySet` must."""
+    if any(not isinstance(part, str) for part in (tag, *parts)):
+        raise TypeError(f"a key's tag and parts must be str: {(tag, *parts)!r}")
+    if not tag or "{" in tag or "}" in tag:
+        raise ValueError(f"a hash tag must be a non-empty str without braces: {tag!r}")
+    return ":".join(["{" + tag + "}", *parts])
+
+
+def _crc16(data: bytes) -> int:
+    """CRC-16/XMODEM, the cluster's key hash."""
+    crc = 0
+    for byte in data:
+        crc ^= byte << 8
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x1021) if crc & 0x8000 else crc << 1
+            crc &= 0xFFFF
+    return crc
+
+
+def key_slot(name: str | bytes) -> int:
+    """The cluster slot of a key, as ``CLUSTER KEYSLOT`` computes it: of the hash tag (the part
+    between the first ``{`` and the next ``}``, if not empty), else of the whole key."""
+    data = name.encode() if isinstance(name, str) else name
+    start = data.find(b"{")
+    if start >= 0:
+        end = data.find(b"}", start + 1)
+        if end > start + 1:
+            data = data[start + 1 : end]
+    return _crc16(data) % 16384
+
+
+def _period_text(period: float) -> str:
+    """The period as sent: an int as it is, a float as the shortest decimal that reads back to
+    the same double."""
+    return str(period) if isinstance(period, int) else repr(float(period))
+
+
+@dataclass(frozen=True, init=False)
+class Policy:
+    """One GCRA policy: ``limit`` requests at once (the whole quota), then ``tokens_per_period``
+    come back every ``period`` seconds, spread evenly; ``tokens_per_period`` defaults to
+    ``limit`` (``Policy("minute", k, limit=60, period=60)``: 60 a minute, one a second once
+    the 60 are spent). GOBLIN.MGCRA's ``max_burst`` is ``limit - 1``
+    (:meth:`from_burst` takes it as the command does). ``key`` holds the policy's state, a
+    GOBLIN.GCRA TAT; one key may serve in several sets (an account's quota under each user's).
+    """
+
+    name: str
+    key: str
+    limit: int
+    period: float
+    tokens_per_period: int
+
+    def __init__(self, name: str, key: str, limit: int, period: float, tokens_per_period: int | None = None) -> None:
+        _check_name(name)
+        if not isinstance(key, str):
+            raise TypeError(f"policy {name!r}: its key must be a str, not {type(key).__name__}")
+        _whole(limit, f"policy {name!r}: limit", 1)
+        tokens = limit if tokens_per_period is None else tokens_per_period
+        _whole(tokens, f"policy {name!r}: tokens_per_period", 1)
+        if isinstance(period, bool) or not isinstance(period, (int, float)):
+            raise TypeError(f"policy {name!r}: period must be a number of seconds, not {period!r}")
+        if not (math.isfinite(period) and 0 < period < 1e12):
+            raise ValueError(f"policy {name!r}: period must be > 0 and < 1e12 seconds, not {period!r}")
+        for attribute, value in [
+            ("name", name),
+            ("key", key),
+            ("limit", limit),
+            ("period", period),
+            ("tokens_per_period", tokens),
+        ]:
+            object.__setattr__(self, attribute, value)
+
+    @classmethod
+    def from_burst(cls, name: str, key: str, max_burst: int, tokens_per_period: int, period: float) -> Policy:
+        """A policy from GOBLIN.GCRA's own arguments: ``max_burst + 1`` at once."""
+        _whole(max_burst, f"policy {name!r}: max_burst", 0)
+        return cls(name, key, max_burst + 1, period, tokens_per_period)
+
+    @property
+    def max_burst(self) -> int:
+        return self.limit - 1
+
+    @property
+    def window(self) -> int:
+        """The seconds an empty quota takes to be full again, rounded up:
+        ``ceil(limit * period / tokens_per_period)`` (the ``w`` of ``RateLimit-Policy``), from
+        the period's decimal form, so that ``period=0.1`` is a tenth exactly."""
+        return math.ceil(Fraction(self.limit) * Fraction(_period_text(self.period)) / self.tokens_per_period)
+
+    def args(self) -> list[str | int]:
+        """Its four arguments of GOBLIN.MGCRA: ``key max_burst tokens_per_period period``."""
+        return [self.key, self.max_burst, self.tokens_per_period, _period_text(self.period)]
+
+
+@dataclass(frozen=True)
+class PolicyState:
+    """One policy's fields of a reply, as GOBLIN.GCRA gives them. When the call was refused,
+    they are from the policy's state as it stands (nothing was charged), and ``limited`` says
+    whether this policy alone refuses."""
+
+    policy: Policy
+    limited: bool
+    limit: int
+    #: Requests of cost 1 still allowed right now.
+    remaining: int
+    #: Seconds (rounded up) until this request would pass this policy; None if it passes, or
+    #: never will (it costs more than this policy's whole quota).
+    retry_after: int | None
+    #: Seconds (rounded up) until this policy's quota is full again.
+    reset_after: int
+
+    @property
+    def name(self) -> str:
+        return self.policy.name
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one GOBLIN.MGCRA call decided, and each policy's state, in the set's order."""
+
+    allowed: bool
+    #: Seconds until this request would pass every policy (the largest of the refusing
+    #: policies'); None if allowed, or if it never will (see :attr:`never`).
+    retry_after: int | None
+    policies: tuple[PolicyState, ...] = field(default_factory=tuple)
+
+    @property
+    def never(self) -> bool:
+        """Refused for good: it costs more than some refusing policy's whole quota."""
+        return not self.allowed and self.retry_after is None
+
+    def __getitem__(self, name: str) -> PolicyState:
+        for state in self.policies:
+            if state.name == name:
+                return state
+        raise KeyError(name)
+
+    def __iter__(self) -> Iterator[PolicyState]:
+        return iter(self.policies)
+
+    def __len__(self) -> int:
+        return len(self.policies)
+
+
+def _seconds(value: int) -> int | None:
+    return None if value < 0 else value
+
+
+def _integer(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"GOBLIN.MGCRA replied {value!r} where an integer was due")
+    return value
+
+
+def _parse(policies: Sequence[Policy], reply: object) -> Result:
+    if not isinstance(reply, (list, tuple)) or len(reply) != 2 + len(policies):
+        raise TypeError(f"GOBLIN.MGCRA replied {reply!r}, not {2 + len(policies)} fields")
+    states = []
+    for policy, fields in zip(policies, reply[2:], strict=True):
+        if not isinstance(fields, (list, tuple)) or len(fields) != 5:
+            raise TypeError(f"GOBLIN.MGCRA replied {fields!r} for policy {policy.name!r}, not 5 fields")
+        limited, limit, remaining, retry_after, reset_after = (_integer(v) for v in fields)
+        states.append(PolicyState(policy, limited == 1, limit, remaining, _seconds(retry_after), reset_after))
+    limited = _integer(reply[0]) == 1
+    return Result(not limited, _seconds(_integer(reply[1])) if limited else None, tuple(states))
+
+
+class _Set:
+    """What the sync and the async sets share: the policies, checked, and the command."""
+
+    def __init__(self, policies: Iterable[Policy], *, check_slots: bool = True) -> None:
+        self.policies: tuple[Policy, ...] = tuple(policies)
+        if not self.policies:
+            raise ValueError("a policy set needs at least one policy")
+        for policy in self.policies:
+            if not isinstance(policy, Policy):
+                raise TypeError(f"not a Policy: {policy!r}")
+        names = [p.name for p in self.policies]
+        if len(set(names)) != len(names):
+            raise ValueError(f"the policies' names must differ, to name them in a result and in headers: {names}")
+        if check_slots and len({key_slot(p.key) for p in self.policies}) > 1:
+            keys = [p.key for p in self.policies]
+            raise ValueError(
+                f"the keys {keys} hash to different cluster slots: put them under one hash tag "
+                '(goblin_redis.ratelimit.key("user42", "hour") is "{user42}:hour"), '
+                "or pass check_slots=False on a server that is not a cluster"
+            )
+
+    def _command(self, cost: int, option: str | None) -> list[str | int]:
+        args: list[str | int] = ["GOBLIN.MGCRA", len(self.policies)]
+        for policy in self.policies:
+            args.extend(policy.args())
+        args.extend(["TOKENS", cost])
+        if option:
+            args.append(option)
+        return args
+
+
+class PolicySet(_Set):
+    """Policies checked together, all or nothing, on a redis-py client (``redis.Redis`` or
+    ``redis.RedisCluster``); each method is one GOBLIN.MGCRA call."""
+
+    def __init__(self, client: _Client, policies: Iterable[Policy], *, check_slots: bool = True) -> None:
+        super().__init__(policies, check_slots=check_slots)
+        self.client = client
+
+    def _call(self, cost: int, option: str | None) -> Result:
+        return _parse(self.policies, self.client.execute_command(*self._command(cost, option)))
+
+    def hit(self, cost: int = 1) -> Result:
+        """Ask for ``cost`` (1 or more) in every policy: charged in all if all allow, else in none."""
+        return self._call(_whole(cost, "cost", 1), None)
+
+    def peek(self, cost: int = 1) -> Result:
+        """What :meth:`hit` would reply, writing nothing; ``cost=0`` reads the state alone."""
+        return self._call(_whole(cost, "cost", 0), "PEEK")
+
+    def refund(self, tokens: int) -> Result:
+        """Give ``tokens`` (1 or more) back to every policy whose key exists, never beyond a full
+        quota; the result is the policies as they then stand (a peek at cost 1)."""
+        return self._call(_whole(tokens, "tokens", 1), "REFUND")
+
+
+class AsyncPolicySet(_Set):
+    """:class:`PolicySet` on an asyncio client (``redis.asyncio.Redis`` or its cluster client)."""
+
+    def __init__(self, client: _AsyncClient, policies: Iterable[Policy], *, check_slots: bool = True) -> None:
+        super().__init__(policies, check_slots=check_slots)
+        self.client = client
+
+    async def _call(self, cost: int, option: str | None) -> Result:
+        return _parse(self.policies, await self.client.execute_command(*self._command(cost, option)))
+
+    async def hit(self, cost: int = 1) -> Result:
+        """:meth:`PolicySet.hit`."""
+        return await self._call(_whole(cost, "cost", 1), None)
+
+    async def peek(self, cost: int = 1) -> Result:
+        """:meth:`PolicySet.peek`."""
+        return await self._call(_whole(cost, "cost", 0), "PEEK")
+
+    async def refund(self, tokens: int) -> Result:
+        """:meth:`PolicySet.refund`."""
+        return await self._call(_whole(tokens, "tokens", 1), "REFUND")
+
+
+# The IETF fields (draft-ietf-httpapi-ratelimit-headers-11): structured-field lists (RFC 8941)
+# of items, each the policy's name as an sf-string with integer parameters.
+
+
+def _sf_string(name: str) -> str:
+    _check_name(name)
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _sf_integer(value: int, what: str) -> str:
+    if not -SF_INTEGER_MAX <= value <= SF_INTEGER_MAX:
+        raise ValueError(f"{what} {value} is beyond a structured field's integer (15 digits)")
+    return str(value)
+
+
+def ratelimit_policy_field(policies: Iterable[Policy] | Result) -> str:
+    """``RateLimit-Policy``: each policy's quota ``q`` (its :attr:`~Policy.limit`, ``max_burst
+    + 1``, what may come at once) and window ``w`` (:attr:`~Policy.window`, the seconds it
+    takes to refill from empty): ``"second";q=10;w=1, "hour";q=1000;w=3600``."""
+    if isinstance(policies, Result):
+        policies = [state.policy for state in policies.policies]
+    items = [f"{_sf_string(p.name)};q={_sf_integer(p.limit, 'q')};w={_sf_integer(p.window, 'w')}" for p in policies]
+    if not items:
+        raise ValueError("RateLimit-Policy is a non-empty list")
+    return ", ".join(items)
+
+
+def ratelimit_field(result: Result) -> str:
+    """``RateLimit``: each policy's remaining quota ``r`` and the seconds ``t`` until it is full
+    again (its ``reset_after``): ``"second";r=9;t=1, "hour";r=999;t=4``."""
+    items = [
+        f"{_sf_string(s.name)};r={_sf_integer(s.remaining, 'r')};t={_sf_integer(s.reset_after, 't')}"
+        for s in result.policies
+    ]
+    if not items:
+        raise ValueError("RateLimit is a non-empty list")
+    return ", ".join(items)
+
+
+def retry_after_field(result: Result) -> str | None:
+    """``Retry-After`` (seconds) for a refused result; None if it was allowed, or if it can
+    never pass (then no wait helps: answer without one)."""
+    if result.allowed or result.retry_after is None:
+        return None
+    return str(result.retry_after)
+
+
+def headers(result: Result) -> Mapping[str, str]:
+    """The response's fields for ``result``: ``RateLimit-Policy`` and ``RateLimit``, and
+    ``Retry-After`` when it was refused (and a wait would help)."""
+    out = {"RateLimit-Policy": ratelimit_policy_field(result), "RateLimit": ratelimit_field(result)}
+    retry_after = retry_after_field(result)
+    if retry_after is not None:
+        out["Retry-After"] = retry_after
+    return out
