@@ -120,12 +120,6 @@ impl Command for GoblinGcra {
         } else {
             ALLOWED.add(1);
         }
-        Ok(Reply::Array(
-            throttled
-                .reply()
-                .iter()
-                .map(|&field| Reply::Int(field))
-                .collect(),
-        ))
+        Ok(Reply::Ints(throttled.reply().into_iter().collect()))
     }
 }

@@ -25,6 +25,9 @@ pub enum Reply<'call> {
     /// double in RESP3.
     LongDouble(LongDouble),
     Array(Vec<Reply<'call>>),
+    /// An array of integers, on the stack for the few that a throttle replies (GOBLIN.GCRA's
+    /// five fields): no allocation on the hottest path.
+    Ints(smallvec::SmallVec<[i64; 8]>),
     /// Nothing now: the client is blocked, and the server replies when it is woken.
     Blocked,
 }
@@ -59,6 +62,12 @@ impl Reply<'_> {
                 }
                 Reply::LongDouble(value) => value.reply(ctx),
                 Reply::Blocked => {}
+                Reply::Ints(items) => {
+                    api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long);
+                    for item in items {
+                        api!(RedisModule_ReplyWithLongLong)(ctx, *item);
+                    }
+                }
                 Reply::Array(items) => {
                     api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long);
                     for item in items {
