@@ -189,7 +189,7 @@ impl Command for GoblinMgcra {
 
     fn run<'call>(ctx: &'call Ctx, args: MgcraArgs<'call>) -> Result<Reply<'call>, CommandError> {
         if let ([policy], [name], Mode::Hit) = (&args.policies[..], &args.keys[..], args.mode) {
-            return Ok(one_policy(ctx, *name, &policy.limits)?);
+            return one_policy(ctx, *name, &policy.limits);
         }
         let mut keys: Vec<Key<'call>> = args.keys.iter().map(|&name| ctx.open_key(name)).collect();
         let tats = keys.iter().map(tat_of).collect::<Result<Vec<_>, _>>()?;
