@@ -331,13 +331,8 @@ on_every_server! {
     /// for one a refund fills: a replica without the module, and a restart from the AOF without
     /// it, hold the same TATs and expiries.
     fn replicas_and_the_aof_keep_every_tat(flavor: Flavor) {
-        let dir = TempDir::new("mgcra-aof");
-        // The primary is killed and restarted from its AOF, so the test brings the replica
-        // itself (without the module) instead of replica mode's.
-        let primary = Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).without_replica().start();
-        let replica = Server::builder(flavor).without_module().without_replica().start();
-        replica.follow(&primary);
-        let mut p = primary.conn();
+        let servers = PersistedPair::start(flavor, "mgcra-aof");
+        let mut p = servers.primary.conn();
         let mut rng = Rng::new(0x06c2_aa0f);
         let (mut allowed, mut refunds) = (0, 0);
         for _ in 0..600 {
@@ -364,26 +359,10 @@ on_every_server! {
             }
         }
         assert!(allowed > 100 && refunds > 50, "allowed {allowed}, refunds {refunds}");
-        assert_eq!(p.call(&["WAIT", "1", "10000"]), Reply::Int(1));
-        let mut r = replica.conn();
-        let keys = |c: &mut Conn| {
-            let mut keys = c.call(&["KEYS", "{a}:*"]).texts();
-            keys.sort();
-            keys.into_iter().map(|k| { let s = snapshot(c, &k); (k, s) }).collect::<Vec<_>>()
-        };
-        let on_primary = keys(&mut p);
-        assert!(on_primary.len() >= 6, "{on_primary:?}");
-        assert_eq!(keys(&mut r), on_primary);
-        assert!(!replica.log().contains("Unknown command"));
-        let aof = aof_text(&dir.0);
-        assert!(!aof.to_ascii_lowercase().contains("mgcra"), "the AOF names GOBLIN.MGCRA");
         drop(p);
-        let mut primary = primary;
-        primary.kill();
-        let restarted =
-            Server::builder(flavor).dir(&dir.0).args(AOF_ALWAYS).without_module().without_replica().start();
-        let on_restart = keys(&mut restarted.conn());
-        assert_eq!(on_restart, on_primary, "a restart from the AOF, even without the module");
+        let (on_primary, aof) = servers.check("{a}:*");
+        assert!(on_primary.len() >= 6, "{on_primary:?}");
+        assert!(!aof.to_ascii_lowercase().contains("mgcra"), "the AOF names GOBLIN.MGCRA");
     }
 }
 

@@ -10,17 +10,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    repo_root()
 }
 
 fn venv_bin(tool: &str) -> PathBuf {
-    let path = root().join(".servers/venv-apps/bin").join(tool);
-    assert!(
-        path.exists(),
-        "no {} (run `make test`, which runs scripts/servers.sh and so scripts/python.sh)",
-        path.display()
-    );
-    path
+    venv_tool("venv-apps", tool)
 }
 
 fn run_checked(command: &mut Command, what: &str) -> String {

@@ -17,17 +17,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    repo_root()
 }
 
 fn venv_python() -> PathBuf {
-    let python = root().join(".servers/venv-limits/bin/python");
-    assert!(
-        python.exists(),
-        "no {} (run `make test`, which runs scripts/servers.sh and so scripts/python.sh)",
-        python.display()
-    );
-    python
+    venv_tool("venv-limits", "python")
 }
 
 /// How many of limits' tests each Goblin parameter gets: per sync storage, 9 in

@@ -15,17 +15,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    repo_root()
 }
 
 fn venv_python() -> PathBuf {
-    let python = root().join(".servers/venv-locks/bin/python");
-    assert!(
-        python.exists(),
-        "no {} (run `make test`, which runs scripts/servers.sh and so scripts/python.sh)",
-        python.display()
-    );
-    python
+    venv_tool("venv-locks", "python")
 }
 
 /// 31 sync tests and 29 asyncio ones, each of those twice (`[single]`, `[pool]`), less the 4

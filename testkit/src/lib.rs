@@ -53,10 +53,26 @@ mod replica;
 pub use replica::{dataset, replication_errors, snapshot, KeyState};
 
 /// The repository's root (this crate lives in `testkit/`).
-pub(crate) fn repo_root() -> &'static Path {
+pub fn repo_root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("repo root")
+}
+
+/// `tool` of the Python virtualenv `.servers/<venv>` that scripts/python.sh installs; a
+/// missing one says how to get it.
+pub fn venv_tool(venv: &str, tool: &str) -> PathBuf {
+    let path = repo_root()
+        .join(".servers")
+        .join(venv)
+        .join("bin")
+        .join(tool);
+    assert!(
+        path.exists(),
+        "no {} (run `make test`, which runs scripts/servers.sh and so scripts/python.sh)",
+        path.display()
+    );
+    path
 }
 
 mod servers;

@@ -209,3 +209,75 @@ pub fn aof_commands(aof: &str) -> Vec<Vec<String>> {
     }
     commands
 }
+
+/// A key, and its type, value and TTL in milliseconds (`snapshot`).
+pub type KeyAndState = (String, (String, Reply, i64));
+
+/// A primary with the module and an AOF fsynced at every write, followed by a replica without
+/// the module: the servers of a test that proves what replicas and the AOF keep. (The primary
+/// is killed and restarted from its AOF, so it brings its own replica instead of replica
+/// mode's.)
+pub struct PersistedPair {
+    pub primary: Server,
+    pub replica: Server,
+    pub dir: TempDir,
+}
+
+impl PersistedPair {
+    pub fn start(flavor: Flavor, name: &str) -> PersistedPair {
+        let dir = TempDir::new(name);
+        let primary = Server::builder(flavor)
+            .dir(&dir.0)
+            .args(AOF_ALWAYS)
+            .without_replica()
+            .start();
+        let replica = Server::builder(flavor)
+            .without_module()
+            .without_replica()
+            .start();
+        replica.follow(&primary);
+        PersistedPair {
+            primary,
+            replica,
+            dir,
+        }
+    }
+
+    /// The keys matching `pattern` with their type, value and TTL, once the replica has
+    /// caught up: the replica (without the module) must hold the same, and never have met a
+    /// command it does not know; then the primary is killed and a server without the module,
+    /// restarted from its AOF, must hold them too. Returns them, and the AOF's text.
+    pub fn check(self, pattern: &str) -> (Vec<KeyAndState>, String) {
+        let keys = |c: &mut Conn| {
+            let mut keys = c.call(&["KEYS", pattern]).texts();
+            keys.sort();
+            keys.into_iter()
+                .map(|key| {
+                    let state = snapshot(c, &key);
+                    (key, state)
+                })
+                .collect::<Vec<_>>()
+        };
+        let mut p = self.primary.conn();
+        assert_eq!(p.call(&["WAIT", "1", "10000"]), Reply::Int(1));
+        let on_primary = keys(&mut p);
+        assert_eq!(keys(&mut self.replica.conn()), on_primary, "the replica");
+        assert!(!self.replica.log().contains("Unknown command"));
+        let aof = aof_text(&self.dir.0);
+        drop(p);
+        let (mut primary, flavor) = (self.primary, self.replica.flavor);
+        primary.kill();
+        let restarted = Server::builder(flavor)
+            .dir(&self.dir.0)
+            .args(AOF_ALWAYS)
+            .without_module()
+            .without_replica()
+            .start();
+        assert_eq!(
+            keys(&mut restarted.conn()),
+            on_primary,
+            "a restart from the AOF, even without the module"
+        );
+        (on_primary, aof)
+    }
+}
