@@ -11,7 +11,7 @@
 //! `GCRASETVALUE`; a string that is not a TAT is an error. The algorithm is
 //! `goblin_core::gcra`.
 
-use goblin_core::gcra::{read_tat, throttle, Limits};
+use goblin_core::gcra::{read_tat, throttle, Limits, Throttle};
 
 use crate::effects::TatKey;
 use crate::error::gcra::{MISSING_TOKENS, MUST_BE_POSITIVE, PERIOD_RANGE};
@@ -64,6 +64,27 @@ pub(crate) fn tat_of(key: &Key<'_>) -> Result<Option<i64>, CommandError> {
     }
 }
 
+/// GCRA's clock: the server's command-time snapshot, a whole millisecond, in microseconds.
+pub(crate) fn gcra_now(ctx: &Ctx) -> i64 {
+    ctx.now_ms().saturating_mul(1000)
+}
+
+/// One request against the TAT at `name`, decided and, when allowed, stored: GOBLIN.GCRA's
+/// call, and GOBLIN.MGCRA's with one policy.
+pub(crate) fn throttle_key(
+    ctx: &Ctx,
+    name: Arg<'_>,
+    limits: &Limits,
+) -> Result<Throttle, CommandError> {
+    let mut key = ctx.open_key(name);
+    let tat = tat_of(&key)?;
+    Ok(throttle(
+        &mut TatKey::new(ctx, &mut key, tat),
+        limits,
+        gcra_now(ctx),
+    )?)
+}
+
 impl Command for GoblinGcra {
     const SPEC: &'static Spec = &Spec {
         name: c"goblin.gcra",
@@ -109,12 +130,7 @@ impl Command for GoblinGcra {
     }
 
     fn run<'call>(ctx: &'call Ctx, args: GcraArgs<'call>) -> Result<Reply<'call>, CommandError> {
-        let mut key = ctx.open_key(args.key);
-        let tat = tat_of(&key)?;
-        // The server's command-time snapshot: a whole millisecond.
-        let now = ctx.now_ms().saturating_mul(1000);
-        let mut store = TatKey::new(ctx, &mut key, tat);
-        let throttled = throttle(&mut store, &args.limits, now)?;
+        let throttled = throttle_key(ctx, args.key, &args.limits)?;
         if throttled.limited {
             LIMITED.add(1);
         } else {

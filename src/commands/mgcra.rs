@@ -13,12 +13,12 @@
 
 use std::collections::HashMap;
 
-use goblin_core::gcra::{stored_tat, throttle, Limits};
+use goblin_core::gcra::{stored_tat, Limits};
 use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
-use super::gcra::{parse_limits, tat_of};
-use crate::effects::{self, Deletion, TatKey};
+use super::gcra::{gcra_now, parse_limits, tat_of, throttle_key};
+use crate::effects::{self, Deletion};
 use crate::error::gcra::MISSING_TOKENS;
 use crate::error::{mgcra::NUMPOLICIES, CommandError, AT_LEAST_ONE};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -193,9 +193,7 @@ impl Command for GoblinMgcra {
         }
         let mut keys: Vec<Key<'call>> = args.keys.iter().map(|&name| ctx.open_key(name)).collect();
         let tats = keys.iter().map(tat_of).collect::<Result<Vec<_>, _>>()?;
-        // The server's command-time snapshot: a whole millisecond.
-        let now = ctx.now_ms().saturating_mul(1000);
-        let decided = mgcra(&tats, &args.policies, args.mode, now)?;
+        let decided = mgcra(&tats, &args.policies, args.mode, gcra_now(ctx))?;
         for &(index, write) in &decided.writes {
             let Some(key) = keys.get_mut(index) else {
                 continue;
@@ -239,22 +237,16 @@ fn one_policy<'call>(
     name: Arg<'call>,
     limits: &Limits,
 ) -> Result<Reply<'call>, CommandError> {
-    let mut key = ctx.open_key(name);
-    let tat = tat_of(&key)?;
-    let now = ctx.now_ms().saturating_mul(1000);
-    let decided = throttle(&mut TatKey::new(ctx, &mut key, tat), limits, now)?;
+    let decided = throttle_key(ctx, name, limits)?;
     if decided.limited {
         LIMITED.add(1);
     } else {
         ALLOWED.add(1);
     }
+    // A refusal's `retry_after`, or -1: GOBLIN.GCRA's field is already the set's.
     Ok(Reply::Array(vec![
         Reply::Int(i64::from(decided.limited)),
-        Reply::Int(if decided.limited {
-            decided.retry_after
-        } else {
-            -1
-        }),
+        Reply::Int(decided.retry_after),
         Reply::Ints(decided.reply().into_iter().collect()),
     ]))
 }
