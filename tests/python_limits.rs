@@ -13,7 +13,7 @@
 use goblin_testkit::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn root() -> &'static Path {
@@ -46,35 +46,18 @@ struct Counts {
 /// counts the plugin printed, by parameter id.
 fn run_suite(label: &str, env: &[(&str, String)]) -> (String, BTreeMap<String, Counts>) {
     let started = Instant::now();
-    let scratch = TempDir::new("limits-suite");
-    let log = scratch.0.join("suite.log");
-    let file = std::fs::File::create(&log).expect("log file");
     let mut command = Command::new(venv_python());
     command
         .arg(root().join("python/tests/limits_suite.py"))
-        .arg("tests")
-        .stdin(Stdio::null())
-        .stdout(file.try_clone().expect("log file"))
-        .stderr(file);
+        .arg("tests");
     for (name, value) in env {
         command.env(name, value);
     }
-    let mut child = command.spawn().expect("run the limits suite");
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for the suite") {
-            break status;
-        }
-        if started.elapsed() > SUITE_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{label}: the limits suite ran over {SUITE_TIMEOUT:?}; its output:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    let output = std::fs::read_to_string(&log).unwrap_or_default();
+    let (status, output) = run_logged(
+        &format!("{label}: the limits suite"),
+        &mut command,
+        SUITE_TIMEOUT,
+    );
     let counts = parse_counts(&output);
     eprintln!(
         "{label}: limits suite in {:.0} s: {}",
@@ -389,6 +372,27 @@ asyncio.run(run_async())
 print("ratelimit on a cluster: ok,", len(tags) * 5 + 2, "MGCRA calls")
 "#;
 
+/// Runs `script` with goblin_redis on the path and the ports of `nodes` in `NODES`; what it
+/// printed, once it has exited with success.
+fn python_on_cluster(flavor: Flavor, nodes: &[Server], script: &str) -> String {
+    let ports: Vec<String> = nodes.iter().map(|n| n.port.to_string()).collect();
+    let output = Command::new(venv_python())
+        .arg("-c")
+        .arg(script)
+        .env("PYTHONPATH", root().join("python/src"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("NODES", ports.join(","))
+        .output()
+        .expect("run python");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{flavor:?}:\n{text}");
+    text
+}
+
 /// The GOBLIN.MGCRA calls RATELIMIT_ON_A_CLUSTER makes: 5 per tag (3 hits, 1 refused, 1
 /// refund) and 2 async ones.
 const RATELIMIT_CLUSTER_CALLS: u64 = 32;
@@ -396,17 +400,7 @@ const RATELIMIT_CLUSTER_CALLS: u64 = 32;
 on_every_server! {
     fn the_ratelimit_api_on_a_cluster(flavor: Flavor) {
         let nodes = start_cluster(flavor);
-        let ports: Vec<String> = nodes.iter().map(|n| n.port.to_string()).collect();
-        let output = Command::new(venv_python())
-            .arg("-c")
-            .arg(RATELIMIT_ON_A_CLUSTER)
-            .env("PYTHONPATH", root().join("python/src"))
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("NODES", ports.join(","))
-            .output()
-            .expect("run python");
-        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        assert!(output.status.success(), "{flavor:?}:\n{text}");
+        let text = python_on_cluster(flavor, &nodes, RATELIMIT_ON_A_CLUSTER);
         assert!(text.contains(&format!("ratelimit on a cluster: ok, {RATELIMIT_CLUSTER_CALLS} MGCRA calls")), "{flavor:?}:\n{text}");
         let (mut calls, mut errors) = (BTreeMap::new(), BTreeMap::new());
         for node in &nodes {
@@ -479,17 +473,7 @@ for implementation in ("coredis", "redispy"):
 on_every_server! {
     fn clients_follow_moved(flavor: Flavor) {
         let nodes = start_cluster(flavor);
-        let ports: Vec<String> = nodes.iter().map(|n| n.port.to_string()).collect();
-        let output = Command::new(venv_python())
-            .arg("-c")
-            .arg(FOLLOW_MOVED)
-            .env("PYTHONPATH", root().join("python/src"))
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .env("NODES", ports.join(","))
-            .output()
-            .expect("run python");
-        let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-        assert!(output.status.success(), "{flavor:?}:\n{text}");
+        let text = python_on_cluster(flavor, &nodes, FOLLOW_MOVED);
         for client in ["redis-py", "coredis", "redispy"] {
             assert!(text.contains(&format!("{client} followed 1 MOVED")), "{flavor:?}:\n{text}");
         }

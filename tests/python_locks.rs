@@ -11,7 +11,7 @@
 use goblin_testkit::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn root() -> &'static Path {
@@ -42,30 +42,8 @@ const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// Runs `command` to its end (killed after SUITE_TIMEOUT); its status and output.
 fn run_python(label: &str, mut command: Command) -> (bool, String) {
     let started = Instant::now();
-    let scratch = TempDir::new("locks-suite");
-    let log = scratch.0.join("suite.log");
-    let file = std::fs::File::create(&log).expect("log file");
-    command
-        .stdin(Stdio::null())
-        .stdout(file.try_clone().expect("log file"))
-        .stderr(file)
-        .env("PYTHONDONTWRITEBYTECODE", "1");
-    let mut child = command.spawn().expect("run python");
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for python") {
-            break status;
-        }
-        if started.elapsed() > SUITE_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "{label}: ran over {SUITE_TIMEOUT:?}; its output:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let output = std::fs::read_to_string(&log).unwrap_or_default();
+    command.env("PYTHONDONTWRITEBYTECODE", "1");
+    let (status, output) = run_logged(label, &mut command, SUITE_TIMEOUT);
     eprintln!(
         "{label}: {:.1} s: {}",
         started.elapsed().as_secs_f64(),

@@ -59,6 +59,40 @@ pub fn repo_root() -> &'static Path {
         .expect("repo root")
 }
 
+/// Runs `command` to its end with its output (stdout and stderr together) in a log file, and
+/// kills it as hung after `timeout`, panicking with what it printed; its status and output.
+/// For the third-party suites the tests run, whose output can be long.
+pub fn run_logged(
+    label: &str,
+    command: &mut Command,
+    timeout: Duration,
+) -> (std::process::ExitStatus, String) {
+    let started = Instant::now();
+    let scratch = TempDir::new("logged");
+    let log = scratch.0.join("output.log");
+    let file = std::fs::File::create(&log).expect("log file");
+    command
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("log file"))
+        .stderr(file);
+    let mut child = command.spawn().unwrap_or_else(|e| panic!("{label}: {e}"));
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            break status;
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{label}: ran over {timeout:?}; its output:\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    (status, std::fs::read_to_string(&log).unwrap_or_default())
+}
+
 /// `tool` of the Python virtualenv `.servers/<venv>` that scripts/python.sh installs; a
 /// missing one says how to get it.
 pub fn venv_tool(venv: &str, tool: &str) -> PathBuf {
