@@ -108,13 +108,14 @@ impl Keys {
         )
     }
 
-    /// The positions of the keys in `argv` (the name at 0), with their access: what the
-    /// command answers when the server asks. A count that is not a positive integer, or that
-    /// runs past the arguments, names the keys there are (the call then fails as it parses).
-    pub fn positions(&self, argv: &[Arg<'_>]) -> Vec<(usize, KeyAccess)> {
+    /// Each key's position in `argv` (the name at 0), with its access, handed to `key`: what
+    /// the command answers when the server asks (per call, on Redis 8.10 before every call).
+    /// A count that is not a positive integer, or that runs past the arguments, names the keys
+    /// there are (the call then fails as it parses).
+    pub fn each_position(&self, argv: &[Arg<'_>], mut key: impl FnMut(usize, KeyAccess)) {
         match *self {
-            Keys::One(KeyAccess::PerCall(flags_of)) => vec![(1, flags_of(argv))],
-            Keys::One(access) => vec![(1, access)],
+            Keys::One(KeyAccess::PerCall(flags_of)) => key(1, flags_of(argv)),
+            Keys::One(access) => key(1, access),
             Keys::Counted {
                 access,
                 count_at,
@@ -126,11 +127,9 @@ impl Keys {
                     .and_then(|count| count.to_i64())
                     .and_then(|count| usize::try_from(count).ok())
                     .unwrap_or(0);
-                (count_at + 1..argv.len())
-                    .step_by(step)
-                    .take(count)
-                    .map(|position| (position, access))
-                    .collect()
+                for position in (count_at + 1..argv.len()).step_by(step).take(count) {
+                    key(position, access);
+                }
             }
         }
     }

@@ -48,13 +48,13 @@ extern "C" fn entry_point<C: Command>(
     if spec.keys.asked_per_call()
         && unsafe { api!(RedisModule_IsKeysPositionRequest)(ctx.raw()) } != 0
     {
-        for (position, access) in spec.keys.positions(argv) {
+        spec.keys.each_position(argv, |position, access| {
             let (Ok(position), flags) = (c_int::try_from(position), key_flags(access)) else {
-                continue;
+                return;
             };
             // SAFETY: a key-position request context; a position within argv.
             unsafe { api!(RedisModule_KeyAtPosWithFlags)(ctx.raw(), position, flags as c_int) };
-        }
+        });
         return raw::REDISMODULE_OK as c_int;
     }
     spec.stats.calls.add(1);
