@@ -75,6 +75,11 @@ api_table! {
         RedisModule_ZsetRangeStop,
         RedisModule_CreateString,
         RedisModule_FreeString,
+        // Questions to the server outside commands: which commands it has (at load), its
+        // settings (at load and on a change), and in a cluster whether a key is still served
+        // here before a grant made on a timer or after another client's write.
+        RedisModule_Call,
+        RedisModule_FreeCallReply,
         // Effects.
         RedisModule_Replicate,
         RedisModule_NotifyKeyspaceEvent,
@@ -107,12 +112,10 @@ api_table! {
         RedisModule_GetCommand,
         RedisModule_SetCommandInfo,
         RedisModule_SetCommandACLCategories,
-        // Load-time probes, and in a cluster whether a waiter's key is still served here before
-        // a grant; without them Goblin assumes the defaults.
-        RedisModule_Call,
+        // Reading a reply's elements and the server's INFO (a setting, which server this is);
+        // without them Goblin assumes the defaults.
         RedisModule_CallReplyType,
         RedisModule_CallReplyArrayElement,
-        RedisModule_FreeCallReply,
         RedisModule_GetServerInfo,
         RedisModule_ServerInfoGetFieldC,
         RedisModule_FreeServerInfo,

@@ -29,10 +29,14 @@ fn read_bool(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
     }
 }
 
-fn refresh(ctx: *mut raw::RedisModuleCtx) {
-    if let Some(lazy) = read_bool(ctx, LAZY_EXPIRE) {
-        LAZYFREE_LAZY_EXPIRE.store(lazy, Ordering::Relaxed);
-    }
+/// Reads the settings again; `false` if the server would not say (`CONFIG` renamed away),
+/// and they stay as they were.
+fn refresh(ctx: *mut raw::RedisModuleCtx) -> bool {
+    let Some(lazy) = read_bool(ctx, LAZY_EXPIRE) else {
+        return false;
+    };
+    LAZYFREE_LAZY_EXPIRE.store(lazy, Ordering::Relaxed);
+    true
 }
 
 /// The server calls this after `CONFIG SET` changed settings.
@@ -69,7 +73,16 @@ const CONFIG_EVENT: raw::RedisModuleEvent = raw::RedisModuleEvent {
 /// and its next CONFIG SET calls into freed code. (Unsubscribing on failure is no way out: on
 /// 7.0, unsubscribing from an event never subscribed adds a listener with a NULL callback.)
 pub(super) fn watch(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
-    refresh(ctx);
+    if !refresh(ctx) {
+        // Only INCREX's stand-in follows the setting, and only in what it replicates for a key
+        // whose new expiry has already passed: DEL or UNLINK, the same data either way.
+        super::log(
+            ctx,
+            c"notice",
+            "goblin: CONFIG GET lazyfree-lazy-expire is not answered (CONFIG renamed?): the \
+             INCREX stand-in replicates a deletion at an expiry already past as DEL",
+        );
+    }
     let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) else {
         return Err("the server cannot tell modules about config changes".into());
     };

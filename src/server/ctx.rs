@@ -188,6 +188,80 @@ impl Ctx {
     }
 }
 
+/// The command a cluster node calls on a key to learn whether it still serves it
+/// (`Ctx::serves`).
+pub(super) const SERVES_PROBE: &CStr = c"EXISTS";
+
+/// What the server's context says about where a call runs.
+#[derive(Debug, Clone, Copy)]
+pub struct Where {
+    /// Inside MULTI, a script, a function, or a call from a module: the call must not block.
+    pub no_blocking: bool,
+    /// A primary, which may write on its own.
+    pub primary: bool,
+    /// A node of a cluster, which may stop serving a key's slot while a waiter waits for it.
+    pub cluster: bool,
+}
+
+impl Ctx {
+    /// Where this call runs.
+    pub fn placement(&self) -> Where {
+        // SAFETY: a live context.
+        let flags = unsafe { api!(RedisModule_GetContextFlags)(self.raw()) } as u32;
+        let no_blocking = raw::REDISMODULE_CTX_FLAGS_DENY_BLOCKING
+            | raw::REDISMODULE_CTX_FLAGS_MULTI
+            | raw::REDISMODULE_CTX_FLAGS_LUA
+            | raw::REDISMODULE_CTX_FLAGS_REPLICATED
+            | raw::REDISMODULE_CTX_FLAGS_LOADING;
+        Where {
+            no_blocking: flags & no_blocking != 0 || flags & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0,
+            primary: flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0,
+            cluster: flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0,
+        }
+    }
+
+    /// Whether this cluster node would serve a client's call on `key` itself now, as it
+    /// decides for any command (no `-MOVED`, no `-ASK`): not once its slot moved away, nor
+    /// while the slot migrates and the key has gone. The server answers `RedisModule_Call`'s
+    /// keyed calls that way, and the module API has no other way to ask on every server;
+    /// `SERVES_PROBE` is the cheapest such call. Only asked in a cluster, before a grant made
+    /// on a timer or after another client's write: a command of the module's own runs on a
+    /// key the server routed to it, so it is never asked there. The load checks that the
+    /// server knows the command.
+    pub fn serves(&self, key: Arg<'_>) -> bool {
+        let (call, free) = (api!(RedisModule_Call), api!(RedisModule_FreeCallReply));
+        // SAFETY: a live context and argument; the reply, if any, is freed once.
+        unsafe {
+            let reply = call(self.raw(), SERVES_PROBE.as_ptr(), c"s".as_ptr(), key.raw());
+            if reply.is_null() {
+                return false;
+            }
+            free(reply);
+        }
+        true
+    }
+
+    /// Whether writes of the module's own must wait: `CLIENT PAUSE WRITE`, a failover.
+    pub fn writes_paused(&self) -> bool {
+        // SAFETY: no arguments.
+        unsafe { api!(RedisModule_AvoidReplicaTraffic)() != 0 }
+    }
+
+    /// The db this call has selected.
+    pub fn db(&self) -> i32 {
+        // SAFETY: a live context.
+        unsafe { api!(RedisModule_GetSelectedDb)(self.raw()) }
+    }
+
+    /// Selects `db` for what follows in this context (a timer's, a job's).
+    pub fn select_db(&self, db: i32) {
+        // SAFETY: a live context; the server checks the db.
+        unsafe {
+            api!(RedisModule_SelectDb)(self.raw(), db);
+        }
+    }
+}
+
 /// A string object of the module's own, freed when dropped.
 pub struct OwnedString<'ctx> {
     ctx: &'ctx Ctx,

@@ -5,7 +5,47 @@ use std::ffi::{c_int, CStr};
 
 use redis_module::raw;
 
-use super::api::optional_api;
+use super::api::{api, optional_api};
+
+extern "C" {
+    /// The calling thread's `errno` (glibc and musl): how `RedisModule_Call` says why it
+    /// refused a call.
+    fn __errno_location() -> *mut c_int;
+}
+
+/// `ENOENT`: `RedisModule_Call` found no command of that name.
+const ENOENT: c_int = 2;
+/// `EINVAL`: it found the command, and refused the call for its number of arguments.
+const EINVAL: c_int = 22;
+
+/// Whether the server has a command called `name`, asked without `COMMAND` (which hardening
+/// guides rename away): the name is called with no arguments at all. The server looks it up
+/// as it looks up a client's command, so a renamed command is known only by its new name, and
+/// refuses the call for its arity before running anything: `ENOENT` for a name it does not
+/// know, `EINVAL` for one it knows. `None` when the answer is neither: the caller cannot tell,
+/// and must not guess.
+///
+/// Only for commands that take at least one argument (each checked here takes a key): one
+/// that takes none would run.
+pub(super) fn command_exists(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
+    let call = api!(RedisModule_Call);
+    // SAFETY: errno is the calling thread's; a context outside any command, an empty format
+    // (no arguments); a reply, if one comes back, is freed once.
+    unsafe {
+        *__errno_location() = 0;
+        let reply = call(ctx, name.as_ptr(), c"".as_ptr());
+        let errno = *__errno_location();
+        if !reply.is_null() {
+            api!(RedisModule_FreeCallReply)(reply);
+            return Some(true);
+        }
+        match errno {
+            ENOENT => Some(false),
+            EINVAL => Some(true),
+            _ => None,
+        }
+    }
+}
 
 /// One element of a reply.
 #[derive(Debug, PartialEq, Eq)]
@@ -24,12 +64,11 @@ pub(super) fn call_element(
     b: &CStr,
     index: usize,
 ) -> Option<Element> {
-    let (Some(call), Some(reply_type), Some(element), Some(string), Some(free)) = (
-        optional_api!(RedisModule_Call),
+    let (call, free) = (api!(RedisModule_Call), api!(RedisModule_FreeCallReply));
+    let (Some(reply_type), Some(element), Some(string)) = (
         optional_api!(RedisModule_CallReplyType),
         optional_api!(RedisModule_CallReplyArrayElement),
         optional_api!(RedisModule_CallReplyStringPtr),
-        optional_api!(RedisModule_FreeCallReply),
     ) else {
         return None;
     };

@@ -8,8 +8,9 @@ use std::sync::atomic::Ordering;
 use redis_module::raw;
 
 use super::api::{api, missing_required, optional_api};
+use super::ctx::SERVES_PROBE;
 use super::info::info_entry_point;
-use super::probe::{call_element, Element};
+use super::probe::command_exists;
 use super::Registration;
 use crate::server::command::{ArgDoc, ArgKind, KeyAccess, Keys, Spec};
 
@@ -202,10 +203,16 @@ fn set_docs(context: &LoadCtx, command: *mut raw::RedisModuleCommand, spec: &Spe
     ok
 }
 
-/// Whether the server has a command called `name` (`COMMAND INFO`); `None` if it cannot say.
-/// Load time only: `RedisModule_Call` never runs in a command path.
-fn server_has(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
-    call_element(ctx, c"COMMAND", c"INFO", name, 0).map(|command| command != Element::Null)
+/// Whether the server has a command called `name`, or why the module cannot tell (then it
+/// does not load: it will not guess). Load time only.
+fn server_has(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Result<bool, String> {
+    command_exists(ctx, name).ok_or_else(|| {
+        format!(
+            "it cannot tell whether this server has {:?}: calling it with no arguments was \
+             refused for a reason other than an unknown command or the number of arguments",
+            name
+        )
+    })
 }
 
 /// What the module arguments say about registering.
@@ -229,17 +236,30 @@ pub(super) fn register(
         ));
     }
     let ctx = context.ptr;
-    // Effects replicate by command name; under `rename-command` an effect would be written
-    // locally and then fail to propagate, so the module refuses to load instead.
-    let renamed: Vec<&CStr> = module
-        .replicates_as
-        .iter()
-        .copied()
-        .filter(|name| server_has(ctx, name) == Some(false))
-        .collect();
+    // Effects replicate by command name, looked up when they are replicated as the check
+    // looks them up here; under `rename-command` an effect would be written locally and then
+    // fail to propagate, so the module refuses to load instead. The server's command table
+    // does not change after it starts (`rename-command` is read from the config file only),
+    // so what is known here is known for every write.
+    let mut renamed = Vec::new();
+    for name in module.replicates_as {
+        if !server_has(ctx, name)? {
+            renamed.push(*name);
+        }
+    }
     if !renamed.is_empty() {
         return Err(format!(
             "its writes replicate as {renamed:?}, which this server does not know (rename-command?)"
+        ));
+    }
+    // A cluster node asks the server whether it still serves a waiter's key before a grant
+    // made on a timer or after another client's write (`Ctx::serves`).
+    // SAFETY: a load-time context.
+    let flags = unsafe { api!(RedisModule_GetContextFlags)(ctx) } as u32;
+    if flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0 && !server_has(ctx, SERVES_PROBE)? {
+        return Err(format!(
+            "in a cluster it asks {SERVES_PROBE:?} whether a key is still served here, which \
+             this server does not know (rename-command?)"
         ));
     }
     // SAFETY: load-time calls on the context the server handed to OnLoad.
@@ -256,7 +276,7 @@ pub(super) fn register(
                 if !choices.stand_ins {
                     continue;
                 }
-                if server_has(ctx, spec.name) != Some(false) {
+                if server_has(ctx, spec.name)? {
                     context.log_notice(&format!(
                         "goblin: {} is the server's own here; no stand-in",
                         spec.name.to_string_lossy()

@@ -225,15 +225,27 @@ pub struct PersistedPair {
 
 impl PersistedPair {
     pub fn start(flavor: Flavor, name: &str) -> PersistedPair {
+        PersistedPair::start_with(flavor, name, &[], &[])
+    }
+
+    /// As `start`, with settings of the primary's own and the replica's own.
+    pub fn start_with(
+        flavor: Flavor,
+        name: &str,
+        primary_args: &[&str],
+        replica_args: &[&str],
+    ) -> PersistedPair {
         let dir = TempDir::new(name);
         let primary = Server::builder(flavor)
             .dir(&dir.0)
             .args(AOF_ALWAYS)
+            .args(primary_args.iter().copied())
             .without_replica()
             .start();
         let replica = Server::builder(flavor)
             .without_module()
             .without_replica()
+            .args(replica_args.iter().copied())
             .start();
         replica.follow(&primary);
         PersistedPair {
