@@ -9,10 +9,10 @@
 use std::ffi::CStr;
 
 use goblin_core::decimal::Decimal;
-use goblin_core::gcra::{stored_tat, TatStore};
+use goblin_core::gcra::stored_tat;
 use goblin_core::increx::{CounterPlan, CounterTtl};
 use goblin_core::native::increx::TtlChange;
-use goblin_core::zwindow::{Eviction, WindowExpiry};
+use goblin_core::zwindow::{self, Eviction, WindowExpiry, Zadded};
 
 use crate::server::{lazyfree_lazy_expire, Arg, Ctx, EventClass, Key, KeyKind};
 
@@ -221,39 +221,20 @@ pub fn stored_number(
     }
 }
 
-/// GOBLIN.GCRA's key as the algorithm's store: the TAT read before (and checked), and a new
-/// one written as a string with its expiry, `gcra` and `expire` fired, and `SET key tat PXAT
-/// ms` for the replicas and the AOF.
-pub struct TatKey<'a, 'call> {
-    ctx: &'a Ctx,
-    key: &'a mut Key<'call>,
-    tat: Option<i64>,
-}
-
-impl<'a, 'call> TatKey<'a, 'call> {
-    pub fn new(ctx: &'a Ctx, key: &'a mut Key<'call>, tat: Option<i64>) -> Self {
-        TatKey { ctx, key, tat }
-    }
-}
-
-impl TatStore for TatKey<'_, '_> {
-    fn tat(&self) -> Option<i64> {
-        self.tat
-    }
-
-    fn store(&mut self, tat: i64) {
-        let stored = stored_tat(tat);
-        // The string class: the key is a string here (Redis's GCRA fires `gcra` in a class of
-        // its own that older servers do not have).
-        stored_with_expiry(
-            self.ctx,
-            self.key,
-            stored.text.as_bytes(),
-            stored.expires_at_ms,
-            c"gcra",
-        );
-        self.tat = Some(tat);
-    }
+/// GOBLIN.GCRA's decision carried out: the new TAT written as a string with its expiry
+/// (`gcra::stored_tat`), `gcra` and `expire` fired, and `SET key tat PXAT ms` for the replicas
+/// and the AOF.
+pub fn tat_stored(ctx: &Ctx, key: &mut Key<'_>, tat: i64) {
+    let stored = stored_tat(tat);
+    // The string class: the key is a string here (Redis's GCRA fires `gcra` in a class of its
+    // own that older servers do not have).
+    stored_with_expiry(
+        ctx,
+        key,
+        stored.text.as_bytes(),
+        stored.expires_at_ms,
+        c"gcra",
+    );
 }
 
 /// A string key written whole, with its expiry (GOBLIN.GCRA's TAT, GOBLIN.SWINDOW's counts):
@@ -281,8 +262,25 @@ pub fn stored(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], event: &CStr) {
     ctx.signal_modified(name);
 }
 
-/// After `zwindow::evict`: what ZREMRANGEBYSCORE would have said and replicated.
-pub fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
+/// A token lock taken for `token` (GOBLIN.LOCK, GOBLIN.BLOCK, a waiter's grant): `SET key
+/// token PXAT at_ms`, or `SET key token` without a lease, as SET fires and replicates it.
+pub fn lock_taken(ctx: &Ctx, key: &mut Key<'_>, token: &[u8], at_ms: Option<i64>) {
+    match at_ms {
+        Some(at_ms) => stored_with_expiry(ctx, key, token, at_ms, c"set"),
+        None => stored(ctx, key, token, c"set"),
+    }
+}
+
+/// Evicts what left a window at `cutoff` (`zwindow::evict`, which decides how far as it walks
+/// the set, within its budget), and says and replicates what ZREMRANGEBYSCORE would have.
+pub fn evict(ctx: &Ctx, key: &mut Key<'_>, cutoff: f64) -> Eviction {
+    let eviction = zwindow::evict(key, cutoff);
+    evicted(ctx, key, &eviction);
+    eviction
+}
+
+/// What ZREMRANGEBYSCORE would have said and replicated after `eviction`.
+fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
     if eviction.count == 0 {
         return;
     }
@@ -300,9 +298,42 @@ pub fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
     ctx.signal_modified(name);
 }
 
-/// After ZWINDOW granted `member` its slot at `score` (`changed`: the set did change, a member
-/// added or moved): ZADD's events and effect (if it changed), then the TTL re-armed.
-pub fn recorded(
+/// A slot granted to `member` at `score` (GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, a waiter's grant):
+/// the member added or moved there, ZADD's events and effect if the set changed, then the TTL
+/// re-armed. Returns what the set did.
+pub fn admitted(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    score: f64,
+    member: Arg<'_>,
+    expiry: WindowExpiry,
+) -> Zadded {
+    let zadded = key.zadd(score, member);
+    recorded(
+        ctx,
+        key,
+        zadded != Zadded::Unchanged,
+        score,
+        member.as_bytes(),
+        expiry,
+    );
+    zadded
+}
+
+/// A COST entry (`zwindow::cost::entry`) recorded at `score`, as `admitted` records a member.
+pub fn entry_admitted(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    score: f64,
+    member: &[u8],
+    expiry: WindowExpiry,
+) {
+    let member = ctx.string(member);
+    admitted(ctx, key, score, member.arg(), expiry);
+}
+
+/// ZADD's events and effect, if the set `changed`, then the TTL re-armed.
+fn recorded(
     ctx: &Ctx,
     key: &mut Key<'_>,
     changed: bool,

@@ -71,6 +71,11 @@ pub const AT_LEAST_ONE: CommandError = CommandError::Message(
     "ERR value is out of range, value must between 1 and 9223372036854775807",
 );
 
+/// What a waiter whose turn comes while the server is out of memory is answered, in the
+/// server's words (its `-OOM` reply to a write command it refuses then).
+pub const OUT_OF_MEMORY: &std::ffi::CStr =
+    c"OOM command not allowed when used memory > 'maxmemory'.";
+
 /// A blocking command's timeout, in the words of BLPOP's.
 pub mod timeout {
     use super::CommandError::{self, Message};

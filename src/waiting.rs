@@ -1,38 +1,41 @@
-//! The lines GOBLIN.BLOCK's and GOBLIN.BZWINDOW's waiters stand in, and the grants that move
-//! them: a token lock, or a slot of a ZWINDOW lease on the server's clock, handed to the first
-//! waiter the moment it can be had, in arrival order, with no traffic from the waiters at all.
+//! The lines GOBLIN.BLOCK's and GOBLIN.BZWINDOW's waiters stand in, on the module's side: the
+//! book of lines (`goblin_core::waitlist`) and of the handles of the clients the server blocks,
+//! and one way a line is served. A look (`look`) reads the key, asks the core's plan
+//! (`waitlist::plan`) who is let in, carries the grants out through `effects`, the same writes
+//! GOBLIN.LOCK and GOBLIN.ZWINDOW make, and wakes the waiters served, each by its handle. There
+//! is no traffic from the waiters at all.
 //!
-//! The line itself is `goblin_core::waitlist`. A grant is written here, for the waiter, before
-//! the server wakes it (`Blocked::wake`, that one waiter alone): the lock set to its token, or
-//! its member admitted, replicated like any other write; the waiter's reply then only says so.
-//! Grants are looked for (`reconsider`) wherever the key may have been freed:
+//! A line is looked at wherever its key may have changed:
 //!
-//! - inline, after Goblin's own commands that free or change a key (GOBLIN.CAD, DELEX, DELIFEQ,
-//!   GOBLIN.ZWINDOW's evictions, GOBLIN.EXTEND), so nobody can take the lock in between;
+//! - after any of Goblin's own commands that wrote the key (`Lines::changed`, which the entry
+//!   point calls), so nobody can take the lock in between;
+//! - before a newcomer that does not wait decides (`serve_first`): it comes after the line;
 //! - after a keyspace event on a key with a line (a DEL, an expiry, an eviction, a ZREM ...),
 //!   deferred to the end of the command, expiry or eviction under way (never inside the event
 //!   itself, which may come before the deletion is replicated);
-//! - on a timer at the key's next change: when the lock expires, when the oldest lease ages out
-//!   of its window. Never a poll.
+//! - on a timer at the key's next change, which the plan says: when the lock expires, when the
+//!   oldest lease leaves its window. While the server holds writes back (`CLIENT PAUSE WRITE`,
+//!   a failover under way) no grant can be written, and the look is tried again every
+//!   `PAUSED_RETRY_MS`: the one time a line is looked at on a clock of its own.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{LazyLock, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use goblin_core::clock::seconds_of;
-use goblin_core::waitlist::{blocking_name, LineId, State, WaitLists, Want};
-use goblin_core::zwindow::{self, SortedWindow, Zadded};
+use goblin_core::waitlist::plan::{self, KeyNow};
+use goblin_core::waitlist::{blocking_name, Ask, LineId, State, WaitLists, WaiterId, Want};
+use goblin_core::zwindow::{self, Room};
 
 use crate::effects::{self, Deletion};
-use crate::error::CommandError;
-use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, OwnedString, Reply, WaiterId, Waiting};
+use crate::error::{self, CommandError};
+use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, Reply, Waiting};
 
 /// The lines, and the handle of every waiter the server still blocks and nobody has woken.
-#[derive(Default)]
 struct Book {
     lists: WaitLists,
-    handles: HashMap<WaiterId, Blocked>,
+    handles: BTreeMap<WaiterId, Blocked>,
 }
 
 impl Book {
@@ -48,13 +51,16 @@ impl Book {
 /// Waiters to wake, once the book is put down (`wake`).
 type Woken = Vec<(Blocked, WaiterId)>;
 
-static BOOK: LazyLock<Mutex<Book>> = LazyLock::new(|| Mutex::new(Book::default()));
-/// Everyone in every line, read without the lock: most keyspace events are on keys nobody
-/// waits for, and this answers them in a load.
+static BOOK: Mutex<Book> = Mutex::new(Book {
+    lists: WaitLists::new(),
+    handles: BTreeMap::new(),
+});
+/// Everyone in every line, read without the lock: most keyspace events and most commands are
+/// on keys nobody waits for, and this answers them in a load.
 static WAITING: AtomicUsize = AtomicUsize::new(0);
 
-/// Waits a little before trying again while the server holds writes back (CLIENT PAUSE WRITE, a
-/// failover under way).
+/// Waits a little before looking again while the server holds writes back (CLIENT PAUSE WRITE,
+/// a failover under way).
 const PAUSED_RETRY_MS: i64 = 10;
 
 /// The book. Callbacks of the server only run between commands, never while one of Goblin's
@@ -68,8 +74,12 @@ fn count(lists: &WaitLists) {
     WAITING.store(lists.waiting(), Ordering::Relaxed);
 }
 
-/// Wakes the granted waiters. The server may answer one inside the call (`timed_out`, which
-/// opens the book), so the book is put down first: `woken` is what `reconsider` gave back.
+fn anyone_waits() -> bool {
+    WAITING.load(Ordering::Relaxed) > 0
+}
+
+/// Wakes the waiters served. The server may answer one inside the call (`timed_out`, which
+/// opens the book), so the book is put down first: `woken` is what `look` gave back.
 fn wake(book: MutexGuard<'static, Book>, woken: Woken) {
     drop(book);
     for (blocked, waiter) in woken {
@@ -84,7 +94,7 @@ pub fn waiters() -> u64 {
 
 /// How many keys have a line, waiters or grants to take back (`goblin_waiting_keys`).
 pub fn lines() -> u64 {
-    book().lists.lines_of(None).len() as u64
+    book().lists.lines() as u64
 }
 
 /// A timeout the server can add to its clock, with a margin for the clock it reads then (as
@@ -92,19 +102,38 @@ pub fn lines() -> u64 {
 pub fn timeout_fits(ctx: &Ctx, timeout_ms: i64) -> Result<(), CommandError> {
     let room = i64::MAX - ctx.now_ms().max(0) - 1_000_000_000;
     if timeout_ms > room {
-        return Err(crate::error::timeout::OUT_OF_RANGE);
+        return Err(error::timeout::OUT_OF_RANGE);
     }
     Ok(())
 }
 
-/// Whether anyone waits for `key`: a newcomer must not go before them.
-pub fn waited_for(ctx: &Ctx, key: Arg<'_>) -> bool {
-    WAITING.load(Ordering::Relaxed) > 0 && book().lists.has_waiters(ctx.db(), key.as_bytes())
+/// Before a newcomer decides on `key` (GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.ZWINDOW,
+/// GOBLIN.BZWINDOW): the line is served first, so the newcomer never goes before a waiter. Call
+/// it before the command opens the key.
+pub fn serve_first(ctx: &Ctx, key: Arg<'_>) {
+    look_at_key(ctx, key);
+}
+
+/// Serves the line of `key`, if it has one, from a command's own call.
+fn look_at_key(ctx: &Ctx, key: Arg<'_>) {
+    if !anyone_waits() {
+        return;
+    }
+    let mut book = book();
+    let woken = match book.lists.line_of(ctx.db(), key.as_bytes()) {
+        Some(line) => look(ctx, &mut book, line, Caller::Command),
+        None => Vec::new(),
+    };
+    wake(book, woken);
 }
 
 /// Puts the caller at the end of `key`'s line for `want`, blocked for `timeout_ms` (0: for
-/// ever). `false` if the server would not block it: the caller answers at once.
+/// ever). `false` if it is not to wait: its request could never be granted, or the server would
+/// not block it; the caller then answers at once.
 pub fn wait(ctx: &Ctx, key: Arg<'_>, want: Want, timeout_ms: i64) -> bool {
+    if !want.can_be_granted() {
+        return false;
+    }
     let mut book = book();
     let id = book.lists.join(ctx.db(), key.as_bytes(), want);
     // Blocked on a name of the key's slot that is never written (see `blocking_name`), or on
@@ -112,34 +141,21 @@ pub fn wait(ctx: &Ctx, key: Arg<'_>, want: Want, timeout_ms: i64) -> bool {
     let name = blocking_name(key.as_bytes()).map(|name| ctx.string(&name));
     let blocked_on = name.as_ref().map_or(key, |name| name.arg());
     let Some(blocked) = ctx.block_on(blocked_on, timeout_ms, id) else {
-        book.leave(id, false);
-        if let Some(line) = book.lists.line_of(ctx.db(), key.as_bytes()) {
+        let line = book.leave(id, false).map(|waiter| waiter.line);
+        if let Some(line) = line {
             retire(ctx, &mut book.lists, line);
         }
         return false;
     };
     book.handles.insert(id, blocked);
     count(&book.lists);
-    // The key is taken: set the timer for its next change.
+    // The key is taken: the look sets the timer for its next change.
     let woken = match book.lists.line_of(ctx.db(), key.as_bytes()) {
-        Some(line) => reconsider(ctx, &mut book, line, false),
+        Some(line) => look(ctx, &mut book, line, Caller::Command),
         None => Vec::new(),
     };
     wake(book, woken);
     true
-}
-
-/// After a Goblin command freed or changed `key`: the waiters' grants, at once.
-pub fn changed(ctx: &Ctx, key: Arg<'_>) {
-    if WAITING.load(Ordering::Relaxed) == 0 {
-        return;
-    }
-    let mut book = book();
-    let woken = match book.lists.line_of(ctx.db(), key.as_bytes()) {
-        Some(line) => reconsider(ctx, &mut book, line, false),
-        None => Vec::new(),
-    };
-    wake(book, woken);
 }
 
 /// Removes a line nobody stands in any more, and stops its timer.
@@ -164,17 +180,27 @@ fn arm(ctx: &Ctx, lists: &mut WaitLists, line: LineId, ms: Option<i64>) {
     state.timer = ms.map(|ms| ctx.timer(ms, line | OWN_TIMER));
 }
 
-/// Looks for grants in `line`: takes back what a gone waiter was granted, then grants the
-/// head of the line whatever can be had now, in order, and sets the timer for the key's next
-/// change. Returns the granted waiters, to `wake` once the book is put down. `select`: the
-/// context is a timer's or a job's, whose db may not be the line's.
-fn reconsider(ctx: &Ctx, book: &mut Book, line_id: LineId, select: bool) -> Woken {
+/// Who looks at a line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Caller {
+    /// A command of the module's own, on the line's key: the server routed it here, and its
+    /// db is the line's.
+    Command,
+    /// A timer or a deferred job, whose db may not be the line's, and in a cluster whose node
+    /// may no longer serve its key.
+    Elsewhere,
+}
+
+/// Looks at `line_id` once: takes back what gone waiters were granted, evicts what left every
+/// waiting window, asks the plan who is let in, writes their grants, and sets the timer for the
+/// key's next change. Returns the waiters served, to `wake` once the book is put down.
+fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
     let lists = &mut book.lists;
     let Some(line) = lists.line(line_id) else {
         return Vec::new();
     };
     let (db, name) = (line.db, line.key.clone());
-    if select {
+    if caller == Caller::Elsewhere {
         ctx.select_db(db);
     }
     let place = ctx.placement();
@@ -187,181 +213,121 @@ fn reconsider(ctx: &Ctx, book: &mut Book, line_id: LineId, select: bool) -> Woke
         return Vec::new();
     }
     let name = ctx.string(&name);
-    if place.cluster && !ctx.serves(name.arg()) {
+    if caller == Caller::Elsewhere && place.cluster && !ctx.serves(name.arg()) {
         // The slot moved, or migrates and the key has gone with it: the grant is the new
         // owner's to make. The server redirects the waiters (`-MOVED`) once the move is done.
         return Vec::new();
     }
-    // As much of the line as one look can serve: a lock's head, or as many of a lease's as
-    // the head's limit.
-    let serves = match lists.head(line_id) {
-        Some((_, Want::Lease { limit, .. })) => usize::try_from(limit).unwrap_or(1).max(1),
-        _ => 1,
-    };
-    let waiting = lists.waiting_first(line_id, serves);
-    // The members of the lease waiters, made before the key is opened, which borrows them.
-    let members: Vec<_> = waiting
-        .iter()
-        .map(|(_, want)| match want {
-            Want::Lease { member, .. } => Some(ctx.string(member)),
-            Want::Lock { .. } => None,
-        })
-        .collect();
-    let revoked = lists
-        .line_mut(line_id)
-        .map(|line| std::mem::take(&mut line.revoked))
-        .unwrap_or_default();
-    let revoked_members: Vec<_> = revoked
-        .iter()
-        .map(|want| match want {
-            Want::Lease { member, .. } => Some(ctx.string(member)),
-            Want::Lock { .. } => None,
-        })
-        .collect();
+    let revoked = lists.take_revoked(line_id);
     let mut key = ctx.open_key(name.arg());
-    take_back(ctx, &mut key, &revoked, &revoked_members);
-    let granted = match waiting.first() {
-        None => Vec::new(),
-        Some((_, Want::Lock { .. })) => grant_lock(ctx, lists, line_id, &mut key, &waiting),
-        Some((_, Want::Lease { .. })) => {
-            grant_leases(ctx, lists, line_id, &mut key, &waiting, &members)
-        }
+    take_back(ctx, &mut key, &revoked);
+    let now_ms = ctx.now_ms();
+    let now = seconds_of(now_ms);
+    let (plan, wants) = {
+        let Some(line) = lists.line(line_id) else {
+            return Vec::new();
+        };
+        let rooms = rooms(ctx, &mut key, line, now);
+        let key_now = key_now(&key);
+        let plan = plan::serve(lists, line_id, key_now, &rooms, now_ms, place.out_of_memory);
+        let wants: Vec<Option<Want>> = plan
+            .served
+            .iter()
+            .map(|(id, _)| lists.waiter(*id).map(|waiter| waiter.want.clone()))
+            .collect();
+        (plan, wants)
     };
-    drop(key);
-    let mut woken = Vec::with_capacity(granted.len());
-    for id in granted {
-        book.lists.grant(id);
+    let mut woken = Vec::with_capacity(plan.served.len());
+    for (&(id, state), want) in plan.served.iter().zip(wants) {
+        if state == State::Granted {
+            match want {
+                Some(Want::Lock { token, ms }) => {
+                    let at_ms = (ms > 0).then(|| now_ms.saturating_add(ms));
+                    effects::lock_taken(ctx, &mut key, &token, at_ms);
+                }
+                Some(Want::Lease { member, window, .. }) => {
+                    let Ok(expiry) = zwindow::expiry(window, now_ms) else {
+                        continue;
+                    };
+                    let member = ctx.string(&member);
+                    effects::admitted(ctx, &mut key, now, member.arg(), expiry);
+                }
+                None => continue,
+            }
+        }
+        book.lists.serve(id, state);
         if let Some(blocked) = book.handles.remove(&id) {
             woken.push((blocked, id));
         }
     }
+    drop(key);
+    arm(ctx, &mut book.lists, line_id, plan.look_again_ms);
     retire(ctx, &mut book.lists, line_id);
     woken
 }
 
-/// Takes back the grants of waiters that left before their reply: the lock if it still holds
-/// their token, the member from the window (`members`: the leases' members, as strings).
-fn take_back<'a>(
-    ctx: &Ctx,
-    key: &mut Key<'a>,
-    revoked: &[Want],
-    members: &'a [Option<OwnedString<'a>>],
-) {
-    for (want, member) in revoked.iter().zip(members) {
-        match (want, member) {
-            (Want::Lock { token, .. }, _) => {
-                if key.string() == Some(token.as_slice()) {
-                    effects::deleted(ctx, key, Deletion::Unlink);
-                }
-            }
-            (Want::Lease { .. }, Some(member)) => {
-                if key.kind() == KeyKind::SortedSet {
-                    effects::release_member(ctx, key, member.arg());
-                }
-            }
-            (Want::Lease { .. }, None) => {}
+/// Takes back the grants of waiters that left before their reply (`plan::take_back`): the lock
+/// if it still holds one of their tokens, their members from the window.
+fn take_back(ctx: &Ctx, key: &mut Key<'_>, revoked: &[Want]) {
+    if revoked.is_empty() {
+        return;
+    }
+    let value = (key.kind() == KeyKind::String)
+        .then(|| key.string())
+        .flatten();
+    let back = plan::take_back(revoked, value);
+    if back.delete_lock {
+        effects::deleted(ctx, key, Deletion::Unlink);
+    }
+    for member in back.members {
+        if key.kind() == KeyKind::SortedSet {
+            let member = ctx.string(member);
+            effects::release_member(ctx, key, member.arg());
         }
     }
 }
 
-/// A token lock: the key, if it is free, to the first waiter, for its `ms`; otherwise the timer
-/// at the lock's expiry.
-fn grant_lock(
-    ctx: &Ctx,
-    lists: &mut WaitLists,
-    line: LineId,
-    key: &mut Key<'_>,
-    waiting: &[(WaiterId, Want)],
-) -> Vec<WaiterId> {
-    if key.kind() != KeyKind::Empty {
-        // Held: look again when it expires (a lock without a TTL waits for its release).
-        let expires_in = key.ttl_ms().map(|ms| ms + 1);
-        arm(ctx, lists, line, expires_in);
-        return Vec::new();
-    }
-    let Some((id, Want::Lock { token, ms })) = waiting.first() else {
-        return Vec::new();
+/// What each group's window holds (one entry per group, a lock group's left empty), after the
+/// window is evicted of what left every waiting window.
+fn rooms(ctx: &Ctx, key: &mut Key<'_>, line: &goblin_core::waitlist::Line, now: f64) -> Vec<Room> {
+    let cutoff = plan::eviction_cutoff(line, now);
+    let eviction = match cutoff {
+        Some(cutoff) if key.kind() == KeyKind::SortedSet => effects::evict(ctx, key, cutoff),
+        _ => return vec![Room::default(); line.groups.len()],
     };
-    let at_ms = (*ms > 0).then(|| ctx.now_ms().saturating_add(*ms));
-    take_lock(ctx, key, token, at_ms);
-    // The new holder's lease runs out at `at_ms`: the next waiter's turn, at the latest (a lock
-    // without a lease waits for its release).
-    arm(ctx, lists, line, at_ms.map(|_| *ms + 1));
-    vec![*id]
+    line.groups
+        .iter()
+        .map(|group| match group.ask {
+            Ask::Lease { limit, .. } => {
+                let window = group.ask.window().unwrap_or_default();
+                zwindow::room(key, &eviction, zwindow::cutoff(now, window), limit)
+            }
+            Ask::Lock => Room::default(),
+        })
+        .collect()
 }
 
-/// Sets a token lock: `SET key token PXAT at_ms`, or `SET key token` without a lease, as SET
-/// fires and replicates it.
-pub fn take_lock(ctx: &Ctx, key: &mut Key<'_>, token: &[u8], at_ms: Option<i64>) {
-    match at_ms {
-        Some(at_ms) => effects::stored_with_expiry(ctx, key, token, at_ms, c"set"),
-        None => effects::stored(ctx, key, token, c"set"),
+/// The key, as the plan takes it.
+fn key_now<'k>(key: &'k Key<'_>) -> KeyNow<'k> {
+    let expires_in_ms = key.ttl_ms();
+    match key.kind() {
+        KeyKind::Empty => KeyNow::Empty,
+        KeyKind::String => KeyNow::String {
+            value: key.string().unwrap_or_default(),
+            expires_in_ms,
+        },
+        KeyKind::SortedSet => KeyNow::SortedSet { expires_in_ms },
+        KeyKind::Other => KeyNow::Other { expires_in_ms },
     }
 }
 
-/// A lease: evicts what left the window (the head's), then admits the waiters at the head of
-/// the line, in order, while each fits under its limit; then the timer at the oldest member's
-/// age-out (or the key's expiry, if sooner).
-fn grant_leases<'a>(
-    ctx: &Ctx,
-    lists: &mut WaitLists,
-    line: LineId,
-    key: &mut Key<'a>,
-    waiting: &[(WaiterId, Want)],
-    members: &'a [Option<OwnedString<'a>>],
-) -> Vec<WaiterId> {
-    if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
-        arm(ctx, lists, line, None);
-        return Vec::new();
-    }
-    let now_ms = ctx.now_ms();
-    let now = seconds_of(now_ms);
-    let mut granted = Vec::new();
-    let mut head_window = None;
-    for ((id, want), member) in waiting.iter().zip(members) {
-        let (Want::Lease { window, limit, .. }, Some(member)) = (want, member) else {
-            break;
-        };
-        let member = member.arg();
-        head_window.get_or_insert(*window);
-        let cutoff = zwindow::cutoff(now, *window);
-        let eviction = zwindow::evict(key, cutoff);
-        effects::evicted(ctx, key, &eviction);
-        let Ok(expiry) = zwindow::expiry(*window, now_ms) else {
-            break;
-        };
-        let admission = zwindow::admit(key, &eviction, cutoff, *limit, now, &member);
-        if let Some(zadded) = admission.zadded() {
-            let changed = zadded != Zadded::Unchanged;
-            effects::recorded(ctx, key, changed, now, member.as_bytes(), expiry);
-        }
-        if !admission.granted() {
-            break;
-        }
-        granted.push(*id);
-    }
-    // The next change: the oldest member inside the head's window ages out (or the key goes).
-    let still_waiting = waiting.len() > granted.len();
-    let next = head_window.filter(|_| still_waiting).and_then(|window| {
-        let cutoff = zwindow::cutoff(now, window);
-        let ages_out = key
-            .first_above(cutoff, |_, score| score + window)
-            .map(|at| ((at * 1000.0).ceil() as i64).saturating_sub(now_ms) + 1);
-        let expires = key.ttl_ms().map(|ms| ms + 1);
-        match (ages_out, expires) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    });
-    arm(ctx, lists, line, next);
-    granted
-}
-
-/// The reply a granted waiter gets.
-fn granted_reply(want: &Want) -> Reply<'static> {
-    match want {
-        Want::Lock { .. } => Reply::Status(c"OK"),
-        Want::Lease { .. } => Reply::Int(1),
+/// The reply of a waiter served: a grant's, or the server's out-of-memory error.
+fn served_reply(want: &Want, state: State) -> Option<Reply<'static>> {
+    match (state, want) {
+        (State::Granted, Want::Lock { .. }) => Some(Reply::Status(c"OK")),
+        (State::Granted, Want::Lease { .. }) => Some(Reply::Int(1)),
+        (State::OutOfMemory, _) => Some(Reply::Error(error::OUT_OF_MEMORY)),
+        (State::Waiting, _) => None,
     }
 }
 
@@ -371,17 +337,20 @@ pub struct Lines;
 pub static LINES: Lines = Lines;
 
 impl Waiting for Lines {
+    fn changed(&self, ctx: &Ctx, key: Arg<'_>) {
+        look_at_key(ctx, key);
+    }
+
     fn reply(&self, ctx: &Ctx, waiter: WaiterId) -> Option<Reply<'static>> {
         // The server asks every client blocked on a key it signalled (where a waiter blocks
-        // on its key itself, see `blocking_name`): only a granted one is served, and grants
-        // are woken by their handle, so this is one granted as the server signalled.
+        // on its key itself, see `blocking_name`): only one served is answered, and those are
+        // woken by their handle, so this is one served as the server signalled.
         let mut book = book();
-        if book.lists.waiter(waiter)?.state != State::Granted {
-            return None;
-        }
+        let found = book.lists.waiter(waiter)?;
+        served_reply(&found.want, found.state)?;
         let left = book.leave(waiter, false)?;
         retire(ctx, &mut book.lists, left.line);
-        Some(granted_reply(&left.want))
+        served_reply(&left.want, left.state)
     }
 
     fn timed_out(&self, ctx: &Ctx, waiter: WaiterId) -> Reply<'static> {
@@ -389,30 +358,28 @@ impl Waiting for Lines {
         let Some(left) = book.leave(waiter, false) else {
             return Reply::Null;
         };
-        if left.state == State::Granted {
-            // Woken (`Blocked::wake`), or its grant and its time came together: it has the
-            // lock.
-            retire(ctx, &mut book.lists, left.line);
-            return granted_reply(&left.want);
-        }
-        // Whoever came after may fit now (a lease's head that did not).
-        ctx.timer(0, left.line);
-        Reply::Null
+        retire(ctx, &mut book.lists, left.line);
+        // Woken (`Blocked::wake`), or served as its time came: its grant, or the error.
+        // Otherwise its time is up; it held nobody back, so nothing else changes.
+        served_reply(&left.want, left.state).unwrap_or(Reply::Null)
     }
 
     fn gone(&self, ctx: &Ctx, waiter: WaiterId) {
-        if let Some(left) = book().leave(waiter, true) {
-            // Its grant, if it had one, goes back; the next waiter may be served.
-            ctx.timer(0, left.line);
+        let mut book = book();
+        if let Some(left) = book.leave(waiter, true) {
+            // A grant it had goes back, on a look of its own (no key may be written here).
+            if left.state == State::Granted {
+                ctx.timer(0, left.line);
+            } else {
+                retire(ctx, &mut book.lists, left.line);
+            }
         }
     }
 
     fn freed(&self, ctx: &Ctx, waiter: WaiterId) {
         // Still in line: the server let it go without a reply (its connection closed after
-        // its grant was written); the grant goes back.
-        if let Some(left) = book().leave(waiter, true) {
-            ctx.timer(0, left.line);
-        }
+        // it was served); a grant goes back.
+        self.gone(ctx, waiter);
     }
 
     fn run(&self, ctx: &Ctx, data: u64) {
@@ -427,15 +394,16 @@ impl Waiting for Lines {
                 state.timer = None;
             }
         }
-        let woken = reconsider(ctx, &mut book, line, true);
+        let woken = look(ctx, &mut book, line, Caller::Elsewhere);
         wake(book, woken);
     }
 
     fn event(&self, ctx: &Ctx, _event: &CStr, key: Arg<'_>) {
-        if WAITING.load(Ordering::Relaxed) == 0 {
+        if !anyone_waits() {
             return;
         }
-        // Taken: the event comes from one of Goblin's own writes, which looks for grants itself.
+        // Taken: the event comes from one of Goblin's own writes, whose command looks at the
+        // line itself once it is done.
         let Ok(book) = BOOK.try_lock() else {
             return;
         };

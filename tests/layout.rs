@@ -161,6 +161,67 @@ fn error_texts_live_in_error_rs() {
     );
 }
 
+/// docs/architecture.md: `effects.rs` is the one place the module writes a key. Outside it
+/// (and the `server/` layer that wraps the server's API), no key is changed, and core's
+/// algorithms that write a set they are handed (`zwindow::admit`, `cost::admit`, the model's)
+/// are not called.
+#[test]
+fn every_write_goes_through_effects_rs() {
+    let writes = [
+        ".set_string(",
+        ".set_abs_expire(",
+        ".remove_ttl(",
+        ".delete()",
+        ".unlink()",
+        ".zadd(",
+        ".zrem(",
+        "zwindow::evict(",
+        "zwindow::admit(",
+        "cost::admit(",
+        "SortedWindowMut",
+    ];
+    let mut outside = Vec::new();
+    for path in files("src", &[".rs"]) {
+        let name = relative(&path);
+        if name == "src/effects.rs" || name.starts_with("src/server/") {
+            continue;
+        }
+        for (n, line) in read(&path).lines().enumerate() {
+            if writes.iter().any(|write| line.contains(write)) {
+                outside.push(format!("{name}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "writes outside src/effects.rs: {outside:#?}"
+    );
+}
+
+/// docs/architecture.md: nothing is initialised lazily.
+#[test]
+fn nothing_is_initialised_lazily() {
+    let lazy = [
+        "LazyLock",
+        "LazyCell",
+        "lazy_static",
+        "once_cell",
+        "get_or_init",
+    ];
+    let mut found = Vec::new();
+    for path in files("src", &[".rs"])
+        .into_iter()
+        .chain(files("core/src", &[".rs"]))
+    {
+        for (n, line) in read(&path).lines().enumerate() {
+            if lazy.iter().any(|word| line.contains(word)) {
+                found.push(format!("{}:{}: {}", relative(&path), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
 #[test]
 fn the_readme_is_a_front_door() {
     let lines = read(&root().join("README.md")).lines().count();

@@ -255,7 +255,7 @@ on_every_server! {
     }
 
     /// A semaphore of 3: six waiters get the permits in arrival order as holders give theirs
-    /// back, and a newcomer calling GOBLIN.ZWINDOW does not pass them.
+    /// back, and a newcomer calling GOBLIN.ZWINDOW with their limit does not pass them.
     fn permits_go_in_arrival_order(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
@@ -275,7 +275,12 @@ on_every_server! {
         assert_eq!(c.call(&["GOBLIN.CAD", "sem", "h2"]), Reply::Int(1));
         assert_eq!(waiters[1].reply_within(LONG), Some(Reply::Int(1)));
         assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "3", "h0"]), Reply::Int(1), "a holder renews");
-        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "9", "newcomer"]), Reply::Int(0), "the line goes first");
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "3", "newcomer"]), Reply::Int(0), "the line goes first");
+        // One who asks for more room than the waiters do is measured against its own limit:
+        // the waiters' requests, which the window cannot satisfy, hold nobody back.
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "9", "bigger"]), Reply::Int(1));
+        assert_eq!(c.call(&["GOBLIN.CAD", "sem", "bigger"]), Reply::Int(1));
+        assert_eq!(waiters[2].reply_within(QUICK), None, "the window is full for them again");
         for (i, w) in waiters.iter_mut().enumerate().skip(2) {
             let holder = c.call(&["ZRANGE", "sem", "0", "0"]).texts().remove(0);
             assert_eq!(c.call(&["GOBLIN.CAD", "sem", &holder]), Reply::Int(1));
@@ -381,5 +386,150 @@ on_every_server! {
             commands.iter().map(upper).any(|c| c[0] == "ZADD" && c[1] == "S" && c.last().map(String::as_str) == Some("B")),
             "no ZADD s ... b in the AOF: {commands:?}"
         );
+    }
+}
+
+on_every_server! {
+    /// A request that could never be granted never stands in a line (the reproduction
+    /// first): a limit of 0 or less, or a window that keeps nothing, is answered at once, and
+    /// the callers after it are served as if it had never come.
+    fn a_request_that_can_never_be_granted_is_answered_at_once(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for (limit, window) in [("0", "60"), ("-1", "60"), ("-9223372036854775808", "60")] {
+            let mut bad = waiter(&server, &["GOBLIN.BZWINDOW", "hol", window, limit, "bad", "0"]);
+            assert_eq!(bad.reply_within(LONG), Some(Reply::Nil), "limit {limit}");
+            assert_eq!(waiting(&mut c), 0, "limit {limit}");
+        }
+        let mut good = waiter(&server, &["GOBLIN.BZWINDOW", "hol", "60", "5", "good", "1"]);
+        assert_eq!(good.reply_within(LONG), Some(Reply::Int(1)), "the key is empty");
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "hol", "*", "60", "5", "new"]), Reply::Int(1));
+        // A window of 0 or less keeps nothing: with the window full (of a member far in the
+        // future, on the caller's clock), it is answered at once too.
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "future", "1e12", "60", "1", "f"]), Reply::Int(1));
+        for window in ["0", "-5"] {
+            let mut short = waiter(&server, &["GOBLIN.BZWINDOW", "future", window, "1", "m", "0"]);
+            assert_eq!(short.reply_within(LONG), Some(Reply::Nil), "window {window}");
+        }
+        // A holder still renews with any limit, as GOBLIN.ZWINDOW's holders do.
+        assert_eq!(c.call(&["GOBLIN.BZWINDOW", "hol", "60", "0", "good", "1"]), Reply::Int(1));
+        assert_eq!(waiting(&mut c), 0);
+        assert_eq!(info_field(&mut c, "goblin", "goblin_waiting_keys"), "0");
+    }
+
+    /// A waiter whose limit the window cannot satisfy holds back neither the waiters after it
+    /// nor the callers that do not wait: each is measured against its own limit (the issue's
+    /// second reproduction: limits 1 and 5).
+    fn a_smaller_limit_at_the_head_holds_back_nobody(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for h in ["h0", "h1", "h2"] {
+            assert_eq!(c.call(&["GOBLIN.ZWINDOW", "hol", "*", "60", "5", h]), Reply::Int(1));
+        }
+        let mut small = waiter(&server, &["GOBLIN.BZWINDOW", "hol", "60", "1", "small", "0"]);
+        until_blocked(&mut c, 1);
+        let mut big = waiter(&server, &["GOBLIN.BZWINDOW", "hol", "60", "5", "big", "1"]);
+        assert_eq!(big.reply_within(LONG), Some(Reply::Int(1)), "3 of 5 taken: room");
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "hol", "*", "60", "5", "plain"]), Reply::Int(1));
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "hol", "*", "60", "1", "another"]), Reply::Int(0), "after small");
+        assert_eq!(small.reply_within(QUICK), None);
+        // Its turn comes when its own limit has room: the window empty.
+        for member in ["h0", "h1", "h2", "big"] {
+            assert_eq!(c.call(&["GOBLIN.CAD", "hol", member]), Reply::Int(1));
+        }
+        assert_eq!(small.reply_within(QUICK), None, "plain still holds its slot");
+        assert_eq!(c.call(&["GOBLIN.CAD", "hol", "plain"]), Reply::Int(1));
+        assert_eq!(small.reply_within(LONG), Some(Reply::Int(1)));
+        assert_eq!(c.call(&["ZRANGE", "hol", "0", "-1"]).texts(), ["small"]);
+        assert_eq!(waiting(&mut c), 0);
+    }
+
+    /// Waiters with different limits: in arrival order, each under its own limit; one that
+    /// does not fit is passed over, and those who ask as it does wait behind it.
+    fn waiters_with_different_limits_go_in_order_each_under_its_own(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for h in ["h0", "h1", "h2"] {
+            assert_eq!(c.call(&["GOBLIN.ZWINDOW", "s", "*", "60", "3", h]), Reply::Int(1));
+        }
+        let mut w1 = waiter(&server, &["GOBLIN.BZWINDOW", "s", "60", "3", "w1", "30"]);
+        until_blocked(&mut c, 1);
+        let mut w2 = waiter(&server, &["GOBLIN.BZWINDOW", "s", "60", "4", "w2", "30"]);
+        assert_eq!(w2.reply_within(LONG), Some(Reply::Int(1)), "3 < 4: at once");
+        let mut w3 = waiter(&server, &["GOBLIN.BZWINDOW", "s", "60", "4", "w3", "30"]);
+        until_blocked(&mut c, 2);
+        let mut w4 = waiter(&server, &["GOBLIN.BZWINDOW", "s", "60", "3", "w4", "30"]);
+        until_blocked(&mut c, 3);
+        // 4 in the window. One goes: 3 fit under w3's 4, not under w1's 3. w3 passes w1.
+        assert_eq!(c.call(&["GOBLIN.CAD", "s", "h0"]), Reply::Int(1));
+        assert_eq!(w3.reply_within(LONG), Some(Reply::Int(1)));
+        assert_eq!(w1.reply_within(QUICK), None);
+        // Two go: 2 fit under 3. w1 first, then the window is full for w4, who came after.
+        assert_eq!(c.call(&["GOBLIN.CAD", "s", "h1"]), Reply::Int(1));
+        assert_eq!(c.call(&["GOBLIN.CAD", "s", "h2"]), Reply::Int(1));
+        assert_eq!(w1.reply_within(LONG), Some(Reply::Int(1)));
+        assert_eq!(w4.reply_within(QUICK), None);
+        assert_eq!(c.call(&["GOBLIN.CAD", "s", "w2"]), Reply::Int(1));
+        assert_eq!(w4.reply_within(LONG), Some(Reply::Int(1)));
+        let mut members = c.call(&["ZRANGE", "s", "0", "-1"]).texts();
+        members.sort();
+        assert_eq!(members, ["w1", "w3", "w4"]);
+        assert_eq!(waiting(&mut c), 0);
+    }
+
+    /// A waiter whose turn comes while the server is out of memory gets the server's own
+    /// out-of-memory error, as a blocked command of the server's is answered when it is served
+    /// then (Redis 7.2+ and Valkey run it again, and refuse it): nothing is written for it,
+    /// and it leaves the line. A lock freed by its release or by its expiry, and a lease.
+    fn a_turn_that_comes_out_of_memory_gets_the_servers_error(flavor: Flavor) {
+        let server = Server::builder(flavor).args(["--maxmemory-policy", "noeviction"]).start();
+        let mut c = server.conn();
+        let fill = |c: &mut Conn, on: bool| {
+            let limit = if on { "1" } else { "0" };
+            assert_eq!(c.call(&["CONFIG", "SET", "maxmemory", limit]), ok());
+        };
+        // The server's own words for a write it refuses.
+        fill(&mut c, true);
+        let oom = c.call(&["SET", "probe", "x"]);
+        assert!(matches!(&oom, Reply::Error(text) if text.starts_with("OOM ")), "{oom:?}");
+        fill(&mut c, false);
+        let frees: &[(&str, &[&str])] = &[
+            ("l", &["GOBLIN.CAD", "l", "a"]),
+            ("l", &["PEXPIRE", "l", "50"]),
+            ("s", &["GOBLIN.CAD", "s", "a"]),
+        ];
+        for (key, free) in frees {
+            let mut waiters = Vec::new();
+            if *key == "l" {
+                assert_eq!(c.call(&["GOBLIN.LOCK", "l", "a", "60000"]), ok());
+                for token in ["b", "c"] {
+                    waiters.push(waiter(&server, &["GOBLIN.BLOCK", "l", token, "30000", "10"]));
+                }
+            } else {
+                assert_eq!(c.call(&["GOBLIN.ZWINDOW", "s", "*", "60", "1", "a"]), Reply::Int(1));
+                for member in ["b", "c"] {
+                    waiters.push(waiter(&server, &["GOBLIN.BZWINDOW", "s", "60", "1", member, "10"]));
+                }
+            }
+            until_blocked(&mut c, 2);
+            fill(&mut c, true);
+            // A release runs at maxmemory, as DEL does; the expiry's PEXPIRE is refused, so
+            // that one is armed first and the server fills after.
+            let reply = c.call(free);
+            assert!(!reply.is_error(), "{free:?}: {reply:?}");
+            for w in &mut waiters {
+                assert_eq!(w.reply_within(LONG), Some(oom.clone()), "{free:?}");
+            }
+            assert_eq!(waiting(&mut c), 0, "{free:?}");
+            fill(&mut c, false);
+            assert!(wait_until(LONG, || c.call(&["EXISTS", key]) == Reply::Int(0)), "{free:?}: nothing written");
+            c.call(&["DEL", key]);
+        }
+        // With memory again, the next turn is a grant.
+        assert_eq!(c.call(&["GOBLIN.LOCK", "l", "a", "60000"]), ok());
+        let mut w = waiter(&server, &["GOBLIN.BLOCK", "l", "b", "30000", "10"]);
+        until_blocked(&mut c, 1);
+        assert_eq!(c.call(&["GOBLIN.CAD", "l", "a"]), Reply::Int(1));
+        assert_eq!(w.reply_within(LONG), Some(ok()));
     }
 }

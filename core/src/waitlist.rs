@@ -1,28 +1,37 @@
-//! The line that GOBLIN.BLOCK's and GOBLIN.BZWINDOW's waiters stand in, one per key: first
-//! come, first served. Who may be granted is decided here, over plain values; the module
-//! carries the grants out (writes the lock, admits the member) and tells the server to wake the
-//! waiter.
+//! The line that GOBLIN.BLOCK's and GOBLIN.BZWINDOW's waiters stand in, one per key, kept as
+//! plain data: who waits, in arrival order, for what, and in which state. How a line is served
+//! (who is granted, what is taken back, when to look again) is decided in `plan`, from this and
+//! plain values of the key; the module carries the plan out and wakes the waiters.
 //!
-//! A waiter is `Waiting`, then `Granted` once its lock or slot is written for it, and leaves the
-//! line when the server delivers its reply, times it out, or drops it. A waiter dropped after
-//! its grant but before its reply leaves a grant nobody will use: the line keeps it as a
-//! `revoked` grant, for the module to take back (delete the lock if it still holds that token,
-//! remove the member).
+//! A waiter is `Waiting`, then `Granted` once its lock or slot is written for it (or
+//! `OutOfMemory` when its turn came while the server was out of memory), and leaves the line
+//! when the server delivers its reply, times it out, or drops it. A waiter dropped after its
+//! grant but before its reply leaves a grant nobody will use: the line keeps it as `revoked`,
+//! for the module to take back (delete the lock if it still holds that token, remove the
+//! member).
+//!
+//! Waiters who ask alike (a lock; or a lease of the same window and limit) form a group, served
+//! strictly in arrival order. The groups of one key are served in the arrival order of their
+//! heads, and a group whose head does not fit does not hold back another's (`plan`).
 
-use std::collections::{HashMap, VecDeque};
+pub mod model;
+pub mod plan;
 
-/// A waiter, as the server knows it (its blocked client's private data).
+use std::collections::{BTreeMap, VecDeque};
+
+/// A waiter, as the server knows it (its blocked client's private data, never 0).
 pub type WaiterId = u64;
 
-/// A line, as timers and deferred jobs name it.
+/// A line, as timers and deferred jobs name it (never 0).
 pub type LineId = u64;
 
 /// What a waiter waits for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Want {
-    /// A token lock: the key, a string holding `token` for `ms` milliseconds.
+    /// A token lock: the key, a string holding `token` for `ms` milliseconds (0: no lease).
     Lock { token: Vec<u8>, ms: i64 },
-    /// A slot of a GOBLIN.ZWINDOW window on the server's clock.
+    /// A slot of a GOBLIN.ZWINDOW window of `window` seconds and `limit` slots, on the server's
+    /// clock.
     Lease {
         member: Vec<u8>,
         window: f64,
@@ -30,11 +39,58 @@ pub enum Want {
     },
 }
 
+impl Want {
+    /// Whether waiting can ever end in a grant. A lease needs a slot to exist (`limit` at
+    /// least 1) and to last (`window` above 0: a shorter one is deleted the moment it is
+    /// written). A request that never can is answered at once, and never stands in a line.
+    pub fn can_be_granted(&self) -> bool {
+        match *self {
+            Want::Lock { .. } => true,
+            Want::Lease { window, limit, .. } => limit >= 1 && window > 0.0,
+        }
+    }
+
+    /// What decides whether this waiter fits: waiters who ask alike fit, or do not, together.
+    pub fn ask(&self) -> Ask {
+        match *self {
+            Want::Lock { .. } => Ask::Lock,
+            Want::Lease { window, limit, .. } => Ask::Lease {
+                // 0.0 and -0.0 are one window.
+                window: (window + 0.0).to_bits(),
+                limit,
+            },
+        }
+    }
+}
+
+/// The part of a `Want` that decides whether it fits now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// Any lock fits a free key.
+    Lock,
+    /// A lease fits while its window (the bits of its seconds) holds fewer than `limit`.
+    Lease { window: u64, limit: i64 },
+}
+
+impl Ask {
+    /// The window of a lease, in seconds.
+    pub fn window(self) -> Option<f64> {
+        match self {
+            Ask::Lock => None,
+            Ask::Lease { window, .. } => Some(f64::from_bits(window)),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum State {
     Waiting,
     /// Its lock or slot is written; its reply is on its way.
     Granted,
+    /// Its turn came while the server was out of memory: nothing was written, and its reply is
+    /// the server's out-of-memory error, as a blocked command of the server's own gets when it
+    /// is served then.
+    OutOfMemory,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -45,38 +101,66 @@ pub struct Waiter {
     pub state: State,
 }
 
+/// Waiters of one key who ask alike, in arrival order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub ask: Ask,
+    /// Only those still waiting.
+    pub waiters: VecDeque<WaiterId>,
+}
+
 /// The line of one key.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Line {
     pub db: i32,
     pub key: Vec<u8>,
-    /// In arrival order.
-    pub waiters: VecDeque<WaiterId>,
+    /// Non-empty groups, in the order they formed.
+    pub groups: Vec<Group>,
+    /// Waiters served whose reply has not gone yet.
+    pub served: usize,
     /// Grants whose waiter left before its reply: to take back.
     pub revoked: Vec<Want>,
     /// The timer set for the key's next change (a lock's expiry, a lease's age-out).
     pub timer: Option<u64>,
 }
 
-/// Every line, and every waiter.
+impl Line {
+    /// Whether anyone still waits here.
+    pub fn has_waiters(&self) -> bool {
+        !self.groups.is_empty()
+    }
+}
+
+/// Every line, and every waiter. Ordered maps: they start empty at compile time, and a
+/// client's key names cannot be made to collide.
 #[derive(Debug, Default)]
 pub struct WaitLists {
-    lines: HashMap<LineId, Line>,
-    by_key: HashMap<(i32, Vec<u8>), LineId>,
-    waiters: HashMap<WaiterId, Waiter>,
+    lines: BTreeMap<LineId, Line>,
+    by_key: BTreeMap<i32, BTreeMap<Vec<u8>, LineId>>,
+    waiters: BTreeMap<WaiterId, Waiter>,
     next_line: LineId,
     next_waiter: WaiterId,
 }
 
 impl WaitLists {
-    /// How many wait, in every line.
+    pub const fn new() -> WaitLists {
+        WaitLists {
+            lines: BTreeMap::new(),
+            by_key: BTreeMap::new(),
+            waiters: BTreeMap::new(),
+            next_line: 0,
+            next_waiter: 0,
+        }
+    }
+
+    /// How many callers are blocked, waiting or served and not yet answered.
     pub fn waiting(&self) -> usize {
         self.waiters.len()
     }
 
     /// The line of `key` in `db`, if anyone waits there (or a grant is to be taken back).
     pub fn line_of(&self, db: i32, key: &[u8]) -> Option<LineId> {
-        self.by_key.get(&(db, key.to_vec())).copied()
+        self.by_key.get(&db)?.get(key).copied()
     }
 
     pub fn line(&self, line: LineId) -> Option<&Line> {
@@ -91,14 +175,8 @@ impl WaitLists {
         self.waiters.get(&id)
     }
 
-    /// Whether anyone stands in the line of `key`: a newcomer must not go before them.
-    pub fn has_waiters(&self, db: i32, key: &[u8]) -> bool {
-        self.line_of(db, key)
-            .and_then(|line| self.lines.get(&line))
-            .is_some_and(|line| !line.waiters.is_empty())
-    }
-
-    /// A newcomer at the end of the line of `key`; its id, never 0.
+    /// A newcomer at the end of the line of `key`, behind everyone, in the group of those who
+    /// ask as it does; its id, never 0.
     pub fn join(&mut self, db: i32, key: &[u8], want: Want) -> WaiterId {
         let line = match self.line_of(db, key) {
             Some(line) => line,
@@ -113,12 +191,25 @@ impl WaitLists {
                         ..Line::default()
                     },
                 );
-                self.by_key.insert((db, key.to_vec()), line);
+                self.by_key
+                    .entry(db)
+                    .or_default()
+                    .insert(key.to_vec(), line);
                 line
             }
         };
         self.next_waiter += 1;
         let id = self.next_waiter;
+        let ask = want.ask();
+        if let Some(line) = self.lines.get_mut(&line) {
+            match line.groups.iter_mut().find(|group| group.ask == ask) {
+                Some(group) => group.waiters.push_back(id),
+                None => line.groups.push(Group {
+                    ask,
+                    waiters: VecDeque::from([id]),
+                }),
+            }
+        }
         self.waiters.insert(
             id,
             Waiter {
@@ -128,52 +219,33 @@ impl WaitLists {
                 state: State::Waiting,
             },
         );
-        if let Some(line) = self.lines.get_mut(&line) {
-            line.waiters.push_back(id);
-        }
         id
     }
 
-    /// The first `n` waiters still waiting, first come first, with what they want. A grant
-    /// looks at no more of the line than it can serve: the head of a lock's line, as many of a
-    /// lease's as its limit.
-    pub fn waiting_first(&self, line: LineId, n: usize) -> Vec<(WaiterId, Want)> {
-        let Some(line) = self.lines.get(&line) else {
-            return Vec::new();
+    /// Marks `id` served (`Granted`, or `OutOfMemory`): it waits no more, and its reply is
+    /// due.
+    pub fn serve(&mut self, id: WaiterId, state: State) {
+        let Some(waiter) = self.waiters.get_mut(&id) else {
+            return;
         };
-        line.waiters
-            .iter()
-            .filter_map(|id| self.waiters.get(id))
-            .filter(|waiter| waiter.state == State::Waiting)
-            .take(n)
-            .map(|waiter| (waiter.id, waiter.want.clone()))
-            .collect()
-    }
-
-    /// The first waiter still waiting.
-    pub fn head(&self, line: LineId) -> Option<(WaiterId, Want)> {
-        self.waiting_first(line, 1).pop()
-    }
-
-    /// Marks `id` granted: its lock or slot is written.
-    pub fn grant(&mut self, id: WaiterId) {
-        if let Some(waiter) = self.waiters.get_mut(&id) {
-            waiter.state = State::Granted;
+        if waiter.state != State::Waiting {
+            return;
+        }
+        waiter.state = state;
+        if let Some(line) = self.lines.get_mut(&waiter.line) {
+            line.served += 1;
+            stand_down(line, id);
         }
     }
 
     /// Takes `id` out of its line (its reply is delivered, its time is up, or it is gone).
-    /// Returns what it was; a line left with nobody and nothing to take back goes. `revoke`:
-    /// a grant it held is to be taken back.
+    /// Returns what it was. `revoke`: a grant it held is to be taken back.
     pub fn leave(&mut self, id: WaiterId, revoke: bool) -> Option<Waiter> {
         let waiter = self.waiters.remove(&id)?;
         if let Some(line) = self.lines.get_mut(&waiter.line) {
-            // Mostly the head leaves (served in order); a timeout or a dropped connection may
-            // leave from anywhere.
-            if line.waiters.front() == Some(&id) {
-                line.waiters.pop_front();
-            } else {
-                line.waiters.retain(|other| *other != id);
+            match waiter.state {
+                State::Waiting => stand_down(line, id),
+                State::Granted | State::OutOfMemory => line.served -= 1,
             }
             if revoke && waiter.state == State::Granted {
                 line.revoked.push(waiter.want.clone());
@@ -182,18 +254,30 @@ impl WaitLists {
         Some(waiter)
     }
 
-    /// Removes the line if nobody waits in it and nothing is to be taken back; returns its
-    /// timer, for the caller to stop.
+    /// The grants to take back, taken out of the line.
+    pub fn take_revoked(&mut self, line: LineId) -> Vec<Want> {
+        self.lines
+            .get_mut(&line)
+            .map(|line| std::mem::take(&mut line.revoked))
+            .unwrap_or_default()
+    }
+
+    /// Removes the line if nobody waits in it, no reply is due from it and nothing is to be
+    /// taken back; returns its timer, for the caller to stop.
     pub fn retire_if_idle(&mut self, line: LineId) -> Option<Option<u64>> {
-        let idle = self
-            .lines
-            .get(&line)
-            .is_some_and(|line| line.waiters.is_empty() && line.revoked.is_empty());
+        let idle = self.lines.get(&line).is_some_and(|line| {
+            line.groups.is_empty() && line.served == 0 && line.revoked.is_empty()
+        });
         if !idle {
             return None;
         }
         let line = self.lines.remove(&line)?;
-        self.by_key.remove(&(line.db, line.key));
+        if let Some(keys) = self.by_key.get_mut(&line.db) {
+            keys.remove(&line.key);
+            if keys.is_empty() {
+                self.by_key.remove(&line.db);
+            }
+        }
         Some(line.timer)
     }
 
@@ -205,6 +289,28 @@ impl WaitLists {
             .map(|(id, _)| *id)
             .collect()
     }
+
+    /// How many keys have a line.
+    pub fn lines(&self) -> usize {
+        self.lines.len()
+    }
+}
+
+/// Takes a waiting `id` out of its group (mostly the head: the line is served in order; a
+/// timeout or a dropped connection may leave from anywhere), and a group left empty out of the
+/// line.
+fn stand_down(line: &mut Line, id: WaiterId) {
+    for group in &mut line.groups {
+        if group.waiters.front() == Some(&id) {
+            group.waiters.pop_front();
+        } else if let Some(at) = group.waiters.iter().position(|other| *other == id) {
+            group.waiters.remove(at);
+        } else {
+            continue;
+        }
+        break;
+    }
+    line.groups.retain(|group| !group.waiters.is_empty());
 }
 
 /// What a waiter's blocked client names to the server instead of its key: a name in the same
@@ -234,25 +340,6 @@ fn hash_tag(key: &[u8]) -> Option<&[u8]> {
     let rest = &key[open + 1..];
     let close = rest.iter().position(|&b| b == b'}')?;
     (close > 0).then(|| &rest[..close])
-}
-
-/// Which of the waiters at the head of a lease's line take a slot, in order, with `in_window`
-/// members in the window now: each needs fewer than its limit, and the grants stop at the first
-/// that does not fit, so nobody is served before one who came earlier.
-pub fn leases_to_grant(waiting: &[(WaiterId, Want)], mut in_window: usize) -> Vec<WaiterId> {
-    let mut granted = Vec::new();
-    for (id, want) in waiting {
-        let Want::Lease { limit, .. } = want else {
-            break;
-        };
-        let room = i64::try_from(in_window).is_ok_and(|count| count < *limit);
-        if !room {
-            break;
-        }
-        granted.push(*id);
-        in_window += 1;
-    }
-    granted
 }
 
 #[cfg(test)]
@@ -301,14 +388,14 @@ mod tests {
         }
     }
 
-    fn lock(token: &str) -> Want {
+    pub(super) fn lock(token: &str) -> Want {
         Want::Lock {
             token: token.as_bytes().to_vec(),
             ms: 1000,
         }
     }
 
-    fn lease(member: &str, limit: i64) -> Want {
+    pub(super) fn lease(member: &str, limit: i64) -> Want {
         Want::Lease {
             member: member.as_bytes().to_vec(),
             window: 10.0,
@@ -317,92 +404,129 @@ mod tests {
     }
 
     #[test]
-    fn first_come_first_served() {
-        let mut lists = WaitLists::default();
+    fn one_line_per_db_and_key_and_the_line_goes_with_its_last_waiter() {
+        let mut lists = WaitLists::new();
         let a = lists.join(0, b"k", lock("a"));
         let b = lists.join(0, b"k", lock("b"));
         let other = lists.join(1, b"k", lock("c"));
-        assert_ne!(
-            lists.line_of(0, b"k"),
-            lists.line_of(1, b"k"),
-            "one line per db and key"
-        );
         let line = lists.line_of(0, b"k").unwrap();
-        assert_eq!(lists.head(line).map(|(id, _)| id), Some(a));
-        lists.grant(a);
+        assert_ne!(Some(line), lists.line_of(1, b"k"));
+        assert_eq!(lists.line(line).unwrap().groups[0].waiters, [a, b]);
+        lists.serve(a, State::Granted);
         assert_eq!(
-            lists.head(line).map(|(id, _)| id),
-            Some(b),
-            "the granted one waits no more"
+            lists.line(line).unwrap().groups[0].waiters,
+            [b],
+            "a waits no more"
         );
-        assert!(lists.has_waiters(0, b"k"));
-        lists.leave(a, false);
+        assert_eq!(
+            lists.retire_if_idle(line),
+            None,
+            "b waits, a's reply is due"
+        );
         lists.leave(b, false);
-        assert!(!lists.has_waiters(0, b"k"));
+        assert_eq!(lists.retire_if_idle(line), None, "a's reply is due");
+        lists.leave(a, false);
         assert_eq!(lists.retire_if_idle(line), Some(None));
         assert_eq!(lists.line_of(0, b"k"), None);
         assert_eq!(lists.waiting(), 1);
         assert!(lists.waiter(other).is_some());
+        assert_eq!(lists.lines(), 1);
     }
 
     #[test]
-    fn a_grant_looks_at_no_more_of_the_line_than_it_can_serve() {
-        let mut lists = WaitLists::default();
-        let ids: Vec<_> = (0..5)
+    fn waiters_who_ask_alike_form_one_group_in_arrival_order() {
+        let mut lists = WaitLists::new();
+        let a = lists.join(0, b"k", lease("a", 2));
+        let b = lists.join(0, b"k", lease("b", 5));
+        let c = lists.join(0, b"k", lease("c", 2));
+        let d = lists.join(0, b"k", lock("d"));
+        let line = lists.line(lists.line_of(0, b"k").unwrap()).unwrap();
+        let groups: Vec<Vec<WaiterId>> = line
+            .groups
+            .iter()
+            .map(|group| group.waiters.iter().copied().collect())
+            .collect();
+        assert_eq!(groups, [vec![a, c], vec![b], vec![d]]);
+        // A window of -0.0 is one of 0.0.
+        let zero = |window: f64| Want::Lease {
+            member: vec![],
+            window,
+            limit: 1,
+        };
+        assert_eq!(zero(0.0).ask(), zero(-0.0).ask());
+    }
+
+    #[test]
+    fn a_waiter_may_leave_from_anywhere_and_an_emptied_group_goes() {
+        let mut lists = WaitLists::new();
+        let ids: Vec<_> = (0..4)
             .map(|i| lists.join(0, b"k", lease(&i.to_string(), 2)))
             .collect();
+        let odd = lists.join(0, b"k", lease("odd", 9));
         let line = lists.line_of(0, b"k").unwrap();
-        lists.grant(ids[0]);
-        let first: Vec<_> = lists
-            .waiting_first(line, 2)
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect();
-        assert_eq!(first, [ids[1], ids[2]], "the granted one is passed over");
-        // One from the middle leaves, then the head: the order of the rest holds.
-        lists.leave(ids[3], false);
+        lists.leave(ids[2], false);
         lists.leave(ids[0], false);
-        let rest: Vec<_> = lists
-            .waiting_first(line, 9)
-            .into_iter()
-            .map(|(id, _)| id)
-            .collect();
-        assert_eq!(rest, [ids[1], ids[2], ids[4]]);
+        lists.leave(odd, false);
+        let line = lists.line(line).unwrap();
+        assert_eq!(line.groups.len(), 1);
+        assert_eq!(line.groups[0].waiters, [ids[1], ids[3]]);
     }
 
     #[test]
     fn a_grant_whose_waiter_left_is_taken_back() {
-        let mut lists = WaitLists::default();
+        let mut lists = WaitLists::new();
         let a = lists.join(0, b"k", lock("a"));
         let line = lists.line_of(0, b"k").unwrap();
-        lists.grant(a);
+        lists.serve(a, State::Granted);
         lists.leave(a, true);
         assert_eq!(lists.line(line).unwrap().revoked, [lock("a")]);
         assert_eq!(lists.retire_if_idle(line), None, "kept until taken back");
-        lists.line_mut(line).unwrap().revoked.clear();
+        assert_eq!(lists.take_revoked(line), [lock("a")]);
         assert!(lists.retire_if_idle(line).is_some());
     }
 
     #[test]
     fn a_waiter_that_leaves_ungranted_takes_nothing_with_it() {
-        let mut lists = WaitLists::default();
+        let mut lists = WaitLists::new();
         let a = lists.join(0, b"k", lock("a"));
+        let b = lists.join(0, b"k", lock("b"));
         let line = lists.line_of(0, b"k").unwrap();
         lists.leave(a, true);
-        assert!(lists.line(line).unwrap().revoked.is_empty());
+        lists.serve(b, State::OutOfMemory);
+        lists.leave(b, true);
+        assert!(
+            lists.line(line).unwrap().revoked.is_empty(),
+            "nothing was written for b"
+        );
         assert!(lists.leave(a, true).is_none(), "once");
+        assert!(lists.retire_if_idle(line).is_some());
     }
 
     #[test]
-    fn leases_go_in_order_while_they_fit() {
-        let waiting = vec![(1, lease("a", 3)), (2, lease("b", 3)), (3, lease("c", 3))];
-        assert_eq!(leases_to_grant(&waiting, 0), [1, 2, 3]);
-        assert_eq!(leases_to_grant(&waiting, 1), [1, 2]);
-        assert_eq!(leases_to_grant(&waiting, 3), Vec::<WaiterId>::new());
-        // c would fit under its own limit of 5, but a does not fit: nobody passes a.
-        let waiting = vec![(1, lease("a", 3)), (3, lease("c", 5))];
-        assert_eq!(leases_to_grant(&waiting, 3), Vec::<WaiterId>::new());
-        let waiting = vec![(1, lease("a", 1)), (2, lease("b", 9))];
-        assert_eq!(leases_to_grant(&waiting, 1), Vec::<WaiterId>::new());
+    fn a_waiter_is_served_once() {
+        let mut lists = WaitLists::new();
+        let a = lists.join(0, b"k", lock("a"));
+        let line = lists.line_of(0, b"k").unwrap();
+        lists.serve(a, State::Granted);
+        lists.serve(a, State::OutOfMemory);
+        assert_eq!(lists.waiter(a).unwrap().state, State::Granted);
+        assert_eq!(lists.line(line).unwrap().served, 1);
+    }
+
+    #[test]
+    fn only_a_lease_that_can_fill_a_slot_and_keep_it_waits() {
+        assert!(lock("a").can_be_granted());
+        assert!(lease("a", 1).can_be_granted());
+        for limit in [0, -1, i64::MIN] {
+            assert!(!lease("a", limit).can_be_granted(), "{limit}");
+        }
+        for window in [0.0, -0.0, -5.0] {
+            let want = Want::Lease {
+                member: vec![],
+                window,
+                limit: 3,
+            };
+            assert!(!want.can_be_granted(), "{window}");
+        }
     }
 }

@@ -6,16 +6,12 @@
 pub mod cost;
 pub mod model;
 
-/// The sorted-set operations the algorithm needs.
+/// The sorted-set reads the algorithm decides from.
 pub trait SortedWindow {
     /// A member, as the store takes it (the client's argument in the server, bytes in the
     /// model).
     type Member: ?Sized;
 
-    /// Removes members scored at or below `upper`, lowest first, at most `max` of them.
-    /// Returns how many went and the highest score removed (`-inf` if none). A set emptied
-    /// here is deleted, as ZREMRANGEBYSCORE does.
-    fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64);
     /// The lowest score, if the set has a member.
     fn lowest_score(&self) -> Option<f64>;
     /// The number of members (ZCARD).
@@ -25,14 +21,24 @@ pub trait SortedWindow {
     fn count_above(&self, cutoff: f64, cap: usize) -> usize;
     /// The score of `member`, if it is in the set.
     fn score(&self, member: &Self::Member) -> Option<f64>;
-    /// Adds `member` at `score`, or moves it there; creates the set if needed.
-    fn add(&mut self, score: f64, member: &Self::Member) -> Zadded;
-    /// `add`, for a member the algorithm made (a COST entry).
-    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded;
     /// `read` of the lowest member scored above `cutoff`, and its score.
     fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R>;
     /// `read` of the highest member, and its score.
     fn last<R>(&self, read: impl FnOnce(&[u8], f64) -> R) -> Option<R>;
+}
+
+/// The sorted-set writes that carry a decision out. In the module only `effects.rs` calls
+/// them, as it announces each (notifications, replication); the model's are the tests' and
+/// the fuzzer's.
+pub trait SortedWindowMut: SortedWindow {
+    /// Removes members scored at or below `upper`, lowest first, at most `max` of them.
+    /// Returns how many went and the highest score removed (`-inf` if none). A set emptied
+    /// here is deleted, as ZREMRANGEBYSCORE does.
+    fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64);
+    /// Adds `member` at `score`, or moves it there; creates the set if needed.
+    fn add(&mut self, score: f64, member: &Self::Member) -> Zadded;
+    /// `add`, for a member the algorithm made (a COST entry).
+    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded;
 }
 
 /// What adding a member did to the set.
@@ -73,7 +79,7 @@ pub struct Eviction {
 /// Removes the members that have left the window, lowest first: all of them, or, once
 /// `EVICTION_BUDGET` are gone, only the rest of those tied at the last score removed, so that
 /// "everything at or below `through`" is exactly what was removed.
-pub fn evict<W: SortedWindow>(set: &mut W, cutoff: f64) -> Eviction {
+pub fn evict<W: SortedWindowMut>(set: &mut W, cutoff: f64) -> Eviction {
     let (count, last) = set.remove_lowest(cutoff, EVICTION_BUDGET);
     if count < EVICTION_BUDGET {
         return Eviction {
@@ -98,6 +104,35 @@ pub fn count_cap(limit: i64) -> usize {
     usize::try_from(limit).unwrap_or(0)
 }
 
+/// Whether a window holding `in_window` members has room for a newcomer under `limit`.
+pub fn fits(in_window: usize, limit: i64) -> bool {
+    i64::try_from(in_window).is_ok_and(|count| count < limit)
+}
+
+/// What a window holds at `cutoff`, after `evict`: what a line's look at it needs.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Room {
+    /// The members inside the window, counted up to the limit asked for (all that "is there
+    /// room, and for how many?" needs).
+    pub in_window: usize,
+    /// The lowest score inside the window: the first member to leave it.
+    pub oldest: Option<f64>,
+}
+
+/// The room at `cutoff` for `limit` slots, after `eviction` (the set's length is the count
+/// when the eviction took everything at or below this very cutoff). Reads only.
+pub fn room<W: SortedWindow>(set: &W, eviction: &Eviction, cutoff: f64, limit: i64) -> Room {
+    let in_window = if eviction.complete && cutoff == eviction.through {
+        set.cardinality()
+    } else {
+        set.count_above(cutoff, count_cap(limit))
+    };
+    Room {
+        in_window,
+        oldest: set.first_above(cutoff, |_, score| score),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// `member` gets its slot at `now`: a newcomer is admitted, a holder refreshed.
@@ -110,9 +145,8 @@ pub enum Verdict {
 /// them?) is asked only when the window is full: with room, newcomer and holder are granted
 /// alike, and a lookup saved is a sorted-set search saved on the hot path.
 pub fn decide(in_window: usize, limit: i64, holds_slot: impl FnOnce() -> bool) -> Verdict {
-    let room = i64::try_from(in_window).is_ok_and(|count| count < limit);
     // A holder renewing its lease keeps its one slot, even if `limit` has since shrunk.
-    if room || holds_slot() {
+    if fits(in_window, limit) || holds_slot() {
         Verdict::Grant
     } else {
         Verdict::Reject
@@ -143,17 +177,37 @@ impl Admission {
             Admission::Rejected => None,
         }
     }
+
+    /// What a granted call did, once its member is recorded at `now` (the set said `zadded`).
+    pub fn of(seat: Seat, zadded: Zadded) -> Admission {
+        match seat {
+            Seat::Newcomer => Admission::Admitted(zadded),
+            Seat::Holder => Admission::Refreshed(zadded),
+        }
+    }
 }
 
-/// Admits, refreshes or rejects `member` at `now`, after `evict`.
-pub fn admit<W: SortedWindow>(
-    set: &mut W,
+/// Who is granted a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seat {
+    /// A member not in the window: not in the set, or still in it after it left the window
+    /// (a sliced eviction has not reached it), which comes back as a newcomer though the set
+    /// only moves its score.
+    Newcomer,
+    /// A member inside the window, renewing its slot.
+    Holder,
+}
+
+/// Whether `member` gets its slot at this call, after `evict`, with `limit` slots: its seat,
+/// or `None` for a newcomer when the window is full. Reads only: the caller records the member
+/// at `now` (the module through its effects, `admit` on a set of its own).
+pub fn seat<W: SortedWindow>(
+    set: &W,
     eviction: &Eviction,
     cutoff: f64,
     limit: i64,
-    now: f64,
     member: &W::Member,
-) -> Admission {
+) -> Option<Seat> {
     // Only members inside the window count, even when old ones are still waiting to go. The
     // set's length bounds that count, so it settles "is there room?" whenever it is below the
     // limit; only a full-looking set with old members left needs counting.
@@ -163,19 +217,28 @@ pub fn admit<W: SortedWindow>(
     } else {
         set.count_above(cutoff, count_cap(limit))
     };
-    let verdict = decide(in_window, limit, || {
-        set.score(member).is_some_and(|score| score > cutoff)
-    });
-    if verdict == Verdict::Reject {
-        return Admission::Rejected;
+    let holds = || set.score(member).is_some_and(|score| score > cutoff);
+    match decide(in_window, limit, holds) {
+        Verdict::Reject => None,
+        // With room, newcomer and holder are granted alike, and asked apart only now.
+        Verdict::Grant if holds() => Some(Seat::Holder),
+        Verdict::Grant => Some(Seat::Newcomer),
     }
-    // A member still waiting to be evicted comes back as a newcomer, though the set only
-    // moves its score.
-    let stale = !eviction.complete && set.score(member).is_some_and(|score| score <= cutoff);
-    match set.add(now, member) {
-        Zadded::Added => Admission::Admitted(Zadded::Added),
-        zadded if stale => Admission::Admitted(zadded),
-        zadded => Admission::Refreshed(zadded),
+}
+
+/// The whole step on a set the caller owns (the model, the fuzzer): `seat`, then the member
+/// recorded at `now`.
+pub fn admit<W: SortedWindowMut>(
+    set: &mut W,
+    eviction: &Eviction,
+    cutoff: f64,
+    limit: i64,
+    now: f64,
+    member: &W::Member,
+) -> Admission {
+    match seat(set, eviction, cutoff, limit, member) {
+        None => Admission::Rejected,
+        Some(seat) => Admission::of(seat, set.add(now, member)),
     }
 }
 
@@ -506,9 +569,6 @@ mod tests {
     impl SortedWindow for CountingForbidden {
         type Member = [u8];
 
-        fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64) {
-            self.0.remove_lowest(upper, max)
-        }
         fn lowest_score(&self) -> Option<f64> {
             self.0.lowest_score()
         }
@@ -521,17 +581,23 @@ mod tests {
         fn score(&self, member: &[u8]) -> Option<f64> {
             self.0.score(member)
         }
-        fn add(&mut self, score: f64, member: &[u8]) -> Zadded {
-            self.0.add(score, member)
-        }
-        fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
-            self.0.add(score, member)
-        }
         fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
             self.0.first_above(cutoff, read)
         }
         fn last<R>(&self, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
             self.0.last(read)
+        }
+    }
+
+    impl SortedWindowMut for CountingForbidden {
+        fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64) {
+            self.0.remove_lowest(upper, max)
+        }
+        fn add(&mut self, score: f64, member: &[u8]) -> Zadded {
+            self.0.add(score, member)
+        }
+        fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
+            self.0.add(score, member)
         }
     }
 

@@ -6,8 +6,8 @@
 
 use goblin_core::zwindow::model::ModelWindow;
 use goblin_core::zwindow::{
-    admit, cutoff, decide, evict, expiry, Admission, ExpireOverflow, SortedWindow, Verdict,
-    WindowExpiry, EVICTION_BUDGET,
+    admit, cutoff, decide, evict, expiry, Admission, ExpireOverflow, SortedWindow, SortedWindowMut,
+    Verdict, WindowExpiry, EVICTION_BUDGET,
 };
 use libfuzzer_sys::fuzz_target;
 

@@ -65,6 +65,8 @@ impl Command for GoblinBlock {
 
     fn run<'call>(ctx: &'call Ctx, args: BlockArgs<'call>) -> Result<Reply<'call>, CommandError> {
         waiting::timeout_fits(ctx, args.timeout_ms)?;
+        // A newcomer comes after the callers already waiting in line.
+        waiting::serve_first(ctx, args.lock.key);
         let mut key = ctx.open_key(args.lock.key);
         if let Some(reply) = take_now(ctx, &mut key, &args.lock)? {
             ACQUIRED.add(1);

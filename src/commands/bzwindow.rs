@@ -80,6 +80,8 @@ impl Command for GoblinBzwindow {
         args: BzwindowArgs<'call>,
     ) -> Result<Reply<'call>, CommandError> {
         waiting::timeout_fits(ctx, args.timeout_ms)?;
+        // A newcomer comes after the callers already waiting in line.
+        waiting::serve_first(ctx, args.key);
         let mut key = ctx.open_key(args.key);
         if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
             return Err(CommandError::WrongType);
@@ -88,8 +90,6 @@ impl Command for GoblinBzwindow {
         let expiry = zwindow::expiry(args.window, now_ms)?;
         let now = Now::Server.resolve(now_ms);
         let cutoff = zwindow::cutoff(now, args.window);
-        // While others wait, only the caller's own slot is renewed: it queues behind them.
-        let newcomers = !waiting::waited_for(ctx, args.key);
         let admission = step(
             ctx,
             &mut key,
@@ -97,13 +97,12 @@ impl Command for GoblinBzwindow {
             args.limit,
             now,
             args.member,
-            newcomers,
+            true,
             expiry,
         );
         drop(key);
         if admission.granted() {
             GRANTED.add(1);
-            waiting::changed(ctx, args.key);
             return Ok(Reply::Int(1));
         }
         if ctx.placement().no_blocking {

@@ -7,7 +7,6 @@ use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::waiting;
 
 pub struct GoblinCad;
 
@@ -61,9 +60,6 @@ impl Command for GoblinCad {
         };
         if released {
             RELEASED.add(1);
-            drop(key);
-            // The next caller waiting in line (GOBLIN.BLOCK, BZWINDOW) gets it now.
-            waiting::changed(ctx, args.key);
         }
         Ok(Reply::Int(i64::from(released)))
     }

@@ -13,7 +13,6 @@ use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::waiting;
 
 pub struct GoblinExtend;
 
@@ -92,9 +91,6 @@ impl Command for GoblinExtend {
             .ok_or(CommandError::InvalidExpire)?;
         effects::expires_at(ctx, &mut key, at_ms);
         EXTENDED.add(1);
-        drop(key);
-        // The next waiter's turn moved: its timer with it.
-        waiting::changed(ctx, args.key);
         Ok(Reply::Int(1))
     }
 }

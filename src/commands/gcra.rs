@@ -11,9 +11,9 @@
 //! `GCRASETVALUE`; a string that is not a TAT is an error. The algorithm is
 //! `goblin_core::gcra`.
 
-use goblin_core::gcra::{read_tat, throttle, Limits, Throttle};
+use goblin_core::gcra::{decide, read_tat, Limits, Throttle};
 
-use crate::effects::TatKey;
+use crate::effects;
 use crate::error::gcra::{MISSING_TOKENS, MUST_BE_POSITIVE, PERIOD_RANGE};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -77,12 +77,11 @@ pub(crate) fn throttle_key(
     limits: &Limits,
 ) -> Result<Throttle, CommandError> {
     let mut key = ctx.open_key(name);
-    let tat = tat_of(&key)?;
-    Ok(throttle(
-        &mut TatKey::new(ctx, &mut key, tat),
-        limits,
-        gcra_now(ctx),
-    )?)
+    let decision = decide(tat_of(&key)?, limits, gcra_now(ctx))?;
+    if let Some(tat) = decision.new_tat {
+        effects::tat_stored(ctx, &mut key, tat);
+    }
+    Ok(decision.throttle)
 }
 
 impl Command for GoblinGcra {

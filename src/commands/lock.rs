@@ -8,6 +8,7 @@
 //! -> OK, or nil
 //! ```
 
+use crate::effects;
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
@@ -56,8 +57,9 @@ pub(crate) fn lease_end(ctx: &Ctx, ms: i64) -> Result<Option<i64>, CommandError>
     Ok(Some(at_ms))
 }
 
-/// Takes the lock for `args.token` if nobody holds it and nobody waits, or if the caller holds
-/// it already; `None` (nothing written) otherwise, or an error for a key of another type.
+/// Takes the lock for `args.token` if nobody holds it, or if the caller holds it already;
+/// `None` (nothing written) otherwise, or an error for a key of another type. The caller has
+/// served the line first.
 pub(crate) fn take_now(
     ctx: &Ctx,
     key: &mut Key<'_>,
@@ -65,7 +67,9 @@ pub(crate) fn take_now(
 ) -> Result<Option<Reply<'static>>, CommandError> {
     let at_ms = lease_end(ctx, args.ms)?;
     let free = match key.kind() {
-        KeyKind::Empty => !waiting::waited_for(ctx, args.key),
+        // Served first (`waiting::serve_first`): a free key has nobody waiting for it who
+        // could take it.
+        KeyKind::Empty => true,
         // Its holder, again: the lease starts over.
         KeyKind::String => key.string() == Some(args.token.as_bytes()),
         KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
@@ -73,7 +77,7 @@ pub(crate) fn take_now(
     if !free {
         return Ok(None);
     }
-    waiting::take_lock(ctx, key, args.token.as_bytes(), at_ms);
+    effects::lock_taken(ctx, key, args.token.as_bytes(), at_ms);
     Ok(Some(Reply::Status(c"OK")))
 }
 
@@ -107,6 +111,8 @@ impl Command for GoblinLock {
     }
 
     fn run<'call>(ctx: &'call Ctx, args: LockArgs<'call>) -> Result<Reply<'call>, CommandError> {
+        // Never before a caller waiting in line (GOBLIN.BLOCK).
+        waiting::serve_first(ctx, args.key);
         let mut key = ctx.open_key(args.key);
         match take_now(ctx, &mut key, &args)? {
             Some(reply) => {

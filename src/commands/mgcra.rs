@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use goblin_core::gcra::{stored_tat, Limits};
+use goblin_core::gcra::Limits;
 use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
@@ -153,17 +153,18 @@ impl Command for GoblinMgcra {
         }
         let (mut cost, mut mode) = (None, Mode::Hit);
         let mut options = args.rest().iter();
+        // Each option once, as SET takes its own: a repeated one is a syntax error.
         while let Some(option) = options.next() {
-            if option.is("TOKENS") {
+            if option.is("TOKENS") && cost.is_none() {
                 let value = options.next().ok_or(MISSING_TOKENS)?;
                 let value = value.to_i64().ok_or(CommandError::NotInteger)?;
                 if value < 0 {
                     return Err(AT_LEAST_ONE);
                 }
                 cost = Some(value);
-            } else if option.is("PEEK") && mode != Mode::Refund {
+            } else if option.is("PEEK") && mode == Mode::Hit {
                 mode = Mode::Peek;
-            } else if option.is("REFUND") && mode != Mode::Peek {
+            } else if option.is("REFUND") && mode == Mode::Hit {
                 mode = Mode::Refund;
             } else {
                 return Err(CommandError::Syntax);
@@ -199,16 +200,7 @@ impl Command for GoblinMgcra {
                 continue;
             };
             match write {
-                Write::Store(tat) => {
-                    let stored = stored_tat(tat);
-                    effects::stored_with_expiry(
-                        ctx,
-                        key,
-                        stored.text.as_bytes(),
-                        stored.expires_at_ms,
-                        c"gcra",
-                    );
-                }
+                Write::Store(tat) => effects::tat_stored(ctx, key, tat),
                 Write::Delete => effects::deleted(ctx, key, Deletion::Unlink),
             }
         }

@@ -10,8 +10,8 @@
 //! on their clocks agreeing; replicas and the AOF get the resolved time, never `*`.
 
 use goblin_core::clock::Now;
-use goblin_core::zwindow::cost::{self, CostAdmission};
-use goblin_core::zwindow::{self, Admission, WindowExpiry, Zadded};
+use goblin_core::zwindow::cost;
+use goblin_core::zwindow::{self, Admission, WindowExpiry};
 
 use crate::effects;
 use crate::error::{zwindow::NOT_COST_ENTRIES, CommandError};
@@ -123,6 +123,8 @@ impl Command for GoblinZwindow {
     }
 
     fn run<'call>(ctx: &'call Ctx, args: ZwindowArgs<'call>) -> Result<Reply<'call>, CommandError> {
+        // A newcomer never goes before the callers waiting in line (GOBLIN.BZWINDOW).
+        waiting::serve_first(ctx, args.key);
         let mut key = ctx.open_key(args.key);
         if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
             return Err(CommandError::WrongType);
@@ -140,10 +142,6 @@ impl Command for GoblinZwindow {
             COSTED.add(1);
             return costed(ctx, &mut key, &args, cost, now, cutoff, expiry);
         }
-
-        // A newcomer never goes before the callers waiting in line (GOBLIN.BZWINDOW): only a
-        // holder's renewal gets through while anyone waits.
-        let newcomers = !args.renew_only && !waiting::waited_for(ctx, args.key);
         let admission = step(
             ctx,
             &mut key,
@@ -151,12 +149,9 @@ impl Command for GoblinZwindow {
             args.limit,
             now,
             args.member,
-            newcomers,
+            !args.renew_only,
             expiry,
         );
-        drop(key);
-        // Evictions may have freed slots for the callers waiting in line.
-        waiting::changed(ctx, args.key);
         Ok(Reply::Int(i64::from(admission.granted())))
     }
 }
@@ -174,20 +169,18 @@ pub(crate) fn step<'call>(
     newcomers: bool,
     expiry: WindowExpiry,
 ) -> Admission {
-    let eviction = zwindow::evict(key, cutoff);
+    let eviction = effects::evict(ctx, key, cutoff);
     EVICTED.add(eviction.count as u64);
-    effects::evicted(ctx, key, &eviction);
     // With no room for newcomers, only a member holding its slot is granted (a refresh).
     let limit = if newcomers { limit } else { 0 };
-    let admission = zwindow::admit(key, &eviction, cutoff, limit, now, &member);
+    let admission = match zwindow::seat(key, &eviction, cutoff, limit, &member) {
+        None => Admission::Rejected,
+        Some(seat) => Admission::of(seat, effects::admitted(ctx, key, now, member, expiry)),
+    };
     match admission {
         Admission::Admitted(_) => ADMITTED.add(1),
         Admission::Refreshed(_) => REFRESHED.add(1),
         Admission::Rejected => REJECTED.add(1),
-    }
-    if let Some(zadded) = admission.zadded() {
-        let changed = zadded != Zadded::Unchanged;
-        effects::recorded(ctx, key, changed, now, member.as_bytes(), expiry);
     }
     admission
 }
@@ -205,21 +198,20 @@ fn costed<'call>(
     expiry: WindowExpiry,
 ) -> Result<Reply<'call>, CommandError> {
     let cost = cost as u64;
-    if !cost::fits(0, cost, args.limit) || waiting::waited_for(ctx, args.key) {
+    if !cost::fits(0, cost, args.limit) {
         REJECTED.add(1);
         return Ok(Reply::Int(0));
     }
     let usage = cost::usage(key, cutoff).map_err(|_| NOT_COST_ENTRIES)?;
-    let eviction = zwindow::evict(key, cutoff);
+    let eviction = effects::evict(ctx, key, cutoff);
     EVICTED.add(eviction.count as u64);
-    effects::evicted(ctx, key, &eviction);
-    match cost::admit(key, &usage, args.limit, now, cost, args.member.as_bytes()) {
-        CostAdmission::Admitted { score, member } => {
+    match cost::entry(&usage, args.limit, now, cost, args.member.as_bytes()) {
+        Some((score, member)) => {
             ADMITTED.add(1);
-            effects::recorded(ctx, key, true, score, &member, expiry);
+            effects::entry_admitted(ctx, key, score, &member, expiry);
             Ok(Reply::Int(1))
         }
-        CostAdmission::Rejected => {
+        None => {
             REJECTED.add(1);
             Ok(Reply::Int(0))
         }

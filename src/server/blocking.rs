@@ -23,12 +23,13 @@ use redis_module::raw;
 use super::api::{api, optional_api};
 use super::{Arg, Ctx, Reply};
 
-/// A waiter, as the server carries it (the private data of its blocked client, never 0).
-pub type WaiterId = u64;
+pub use goblin_core::waitlist::WaiterId;
 
 /// What the module does when the server calls back. Every method runs on the server's main
 /// thread.
 pub trait Waiting: Sync {
+    /// A command of the module's own wrote `key` (it is done, and the key is closed).
+    fn changed(&self, ctx: &Ctx, key: Arg<'_>);
     /// The waiter's key was signalled: its reply if it was granted (it is then served), or
     /// `None` to keep it waiting.
     fn reply(&self, ctx: &Ctx, waiter: WaiterId) -> Option<Reply<'static>>;
@@ -50,7 +51,7 @@ pub trait Waiting: Sync {
 
 static WAITING: OnceLock<&'static dyn Waiting> = OnceLock::new();
 
-fn waiting() -> Option<&'static dyn Waiting> {
+pub(super) fn waiting() -> Option<&'static dyn Waiting> {
     WAITING.get().copied()
 }
 

@@ -1,6 +1,7 @@
 //! The command call in progress: its clock, its key, and the channels a write is announced on
 //! (replication and the AOF, keyspace notifications, the modified-key signal).
 
+use std::cell::Cell;
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr::NonNull;
 
@@ -30,11 +31,21 @@ pub enum EventClass {
 /// The command call in progress.
 pub struct Ctx {
     ptr: NonNull<raw::RedisModuleCtx>,
+    /// Whether the call signalled a key as modified: it wrote.
+    wrote: Cell<bool>,
 }
 
 impl Ctx {
     pub(super) fn new(ptr: NonNull<raw::RedisModuleCtx>) -> Ctx {
-        Ctx { ptr }
+        Ctx {
+            ptr,
+            wrote: Cell::new(false),
+        }
+    }
+
+    /// Whether anything was written in this call so far.
+    pub(super) fn wrote(&self) -> bool {
+        self.wrote.get()
     }
 
     pub(super) fn raw(&self) -> *mut raw::RedisModuleCtx {
@@ -175,8 +186,9 @@ impl Ctx {
         }
     }
 
-    /// Tells WATCH and client-side caching that `key` changed.
+    /// Tells WATCH and client-side caching that `key` changed (every write does).
     pub fn signal_modified(&self, key: Arg<'_>) {
+        self.wrote.set(true);
         // SAFETY: live context and key name.
         unsafe {
             api!(RedisModule_SignalModifiedKey)(self.raw(), key.raw());
@@ -201,6 +213,9 @@ pub struct Where {
     pub primary: bool,
     /// A node of a cluster, which may stop serving a key's slot while a waiter waits for it.
     pub cluster: bool,
+    /// The server is out of memory by its `maxmemory`: it refuses write commands that add
+    /// data.
+    pub out_of_memory: bool,
 }
 
 impl Ctx {
@@ -217,6 +232,7 @@ impl Ctx {
             no_blocking: flags & no_blocking != 0 || flags & raw::REDISMODULE_CTX_FLAGS_SLAVE != 0,
             primary: flags & raw::REDISMODULE_CTX_FLAGS_MASTER != 0,
             cluster: flags & raw::REDISMODULE_CTX_FLAGS_CLUSTER != 0,
+            out_of_memory: flags & raw::REDISMODULE_CTX_FLAGS_OOM != 0,
         }
     }
 

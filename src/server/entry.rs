@@ -60,7 +60,19 @@ extern "C" fn entry_point<C: Command>(
     spec.stats.calls.add(1);
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let args = C::parse(Args::after_name(argv))?;
-        C::run(&ctx, args)
+        let reply = C::run(&ctx, args);
+        // Whatever the command wrote may let a waiter in: its keys' lines are looked at now,
+        // once, for every command, before any other client's command runs.
+        if ctx.wrote() {
+            if let Some(waiting) = super::blocking::waiting() {
+                spec.keys.each_position(argv, |position, _| {
+                    if let Some(&key) = argv.get(position) {
+                        waiting.changed(&ctx, key);
+                    }
+                });
+            }
+        }
+        reply
     }));
     let reply = match outcome {
         Ok(reply) => reply,

@@ -50,9 +50,9 @@ mod strings;
 mod zsets;
 
 pub use args::{Arg, Args};
-pub use blocking::{Blocked, WaiterId, Waiting};
+pub use blocking::{Blocked, Waiting};
 pub use config::lazyfree_lazy_expire;
-pub use ctx::{Ctx, EventClass, OwnedString};
+pub use ctx::{Ctx, EventClass};
 pub use entry::{registration, Registration};
 pub use host::{host, Family};
 pub use info::InfoSection;

@@ -30,6 +30,8 @@ pub enum Reply<'call> {
     Ints(smallvec::SmallVec<[i64; 8]>),
     /// Nothing now: the client is blocked, and the server replies when it is woken.
     Blocked,
+    /// An error reply, its code first: one the server would give, for a waiter's reply.
+    Error(&'static std::ffi::CStr),
 }
 
 impl Reply<'_> {
@@ -62,6 +64,9 @@ impl Reply<'_> {
                 }
                 Reply::LongDouble(value) => value.reply(ctx),
                 Reply::Blocked => {}
+                Reply::Error(text) => {
+                    api!(RedisModule_ReplyWithError)(ctx, text.as_ptr());
+                }
                 Reply::Ints(items) => {
                     api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long);
                     for item in items {

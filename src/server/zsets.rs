@@ -4,7 +4,7 @@
 use std::ffi::c_int;
 use std::ptr;
 
-use goblin_core::zwindow::{SortedWindow, Zadded};
+use goblin_core::zwindow::{SortedWindow, SortedWindowMut, Zadded};
 use redis_module::raw;
 
 use super::api::api;
@@ -177,10 +177,6 @@ impl<'call> Key<'call> {
 impl<'call> SortedWindow for Key<'call> {
     type Member = Arg<'call>;
 
-    fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64) {
-        self.remove_lowest_members(upper, max)
-    }
-
     fn lowest_score(&self) -> Option<f64> {
         self.lowest()
     }
@@ -195,15 +191,6 @@ impl<'call> SortedWindow for Key<'call> {
 
     fn score(&self, member: &Arg<'call>) -> Option<f64> {
         Key::score(self, *member)
-    }
-
-    fn add(&mut self, score: f64, member: &Arg<'call>) -> Zadded {
-        self.zadd(score, *member)
-    }
-
-    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
-        let member = self.ctx.string(member);
-        self.zadd(score, member.arg())
     }
 
     fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
@@ -224,5 +211,21 @@ impl<'call> SortedWindow for Key<'call> {
             },
             read,
         )
+    }
+}
+
+/// The writes of ZWINDOW's algorithm, which only `effects.rs` calls, as it announces each.
+impl<'call> SortedWindowMut for Key<'call> {
+    fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64) {
+        self.remove_lowest_members(upper, max)
+    }
+
+    fn add(&mut self, score: f64, member: &Arg<'call>) -> Zadded {
+        self.zadd(score, *member)
+    }
+
+    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
+        let member = self.ctx.string(member);
+        self.zadd(score, member.arg())
     }
 }

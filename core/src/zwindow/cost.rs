@@ -15,7 +15,7 @@
 //! costs. Totals count modulo 2^64; a window never holds more than `limit` (< 2^63) units, so
 //! the difference is exact. Eviction is ZWINDOW's own, by score.
 
-use super::{SortedWindow, Zadded};
+use super::{SortedWindow, SortedWindowMut, Zadded};
 
 /// What a COST entry's member says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -129,9 +129,29 @@ pub fn fits(units: u64, cost: u64, limit: i64) -> bool {
     u128::from(units) + u128::from(cost) <= u128::try_from(limit).unwrap_or(0)
 }
 
-/// Admits a request of `cost` units at `now` after eviction, given the `usage` read before it:
-/// one entry for the whole cost, or nothing.
-pub fn admit<W: SortedWindow>(
+/// The entry a request of `cost` units at `now` is recorded as, given the `usage` read before
+/// eviction: its score and member (one entry for the whole cost), or `None` when it does not
+/// fit. Reads nothing: the caller records it (the module through its effects, `admit` on a
+/// set of its own).
+pub fn entry(
+    usage: &Usage,
+    limit: i64,
+    now: f64,
+    cost: u64,
+    member: &[u8],
+) -> Option<(f64, Vec<u8>)> {
+    if !fits(usage.units, cost, limit) {
+        return None;
+    }
+    // A window with nothing inside starts its running total afresh.
+    let total = usage.total.map_or(cost, |total| total.wrapping_add(cost));
+    let score = next_score(now, usage.newest);
+    Some((score, entry_member(CostEntry { total, cost }, member)))
+}
+
+/// The whole admission on a set the caller owns (the model, the fuzzer): `entry`, then the
+/// entry added.
+pub fn admit<W: SortedWindowMut>(
     set: &mut W,
     usage: &Usage,
     limit: i64,
@@ -139,13 +159,9 @@ pub fn admit<W: SortedWindow>(
     cost: u64,
     member: &[u8],
 ) -> CostAdmission {
-    if !fits(usage.units, cost, limit) {
+    let Some((score, member)) = entry(usage, limit, now, cost, member) else {
         return CostAdmission::Rejected;
-    }
-    // A window with nothing inside starts its running total afresh.
-    let total = usage.total.map_or(cost, |total| total.wrapping_add(cost));
-    let score = next_score(now, usage.newest);
-    let member = entry_member(CostEntry { total, cost }, member);
+    };
     let zadded = set.add_bytes(score, &member);
     debug_assert_eq!(zadded, Zadded::Added, "every entry's member is new");
     CostAdmission::Admitted { score, member }

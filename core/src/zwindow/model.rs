@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{SortedWindow, Zadded};
+use super::{SortedWindow, SortedWindowMut, Zadded};
 
 /// A score with a total order, so it can key a `BTreeSet`. Scores here are never NaN.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -52,25 +52,6 @@ impl ModelWindow {
 impl SortedWindow for ModelWindow {
     type Member = [u8];
 
-    fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64) {
-        let mut removed = 0;
-        let mut last = f64::NEG_INFINITY;
-        while removed < max {
-            let Some((score, _)) = self.by_score.first() else {
-                break;
-            };
-            if score.0 > upper {
-                break;
-            }
-            if let Some((score, member)) = self.by_score.pop_first() {
-                self.scores.remove(&member);
-                last = score.0;
-                removed += 1;
-            }
-        }
-        (removed, last)
-    }
-
     fn lowest_score(&self) -> Option<f64> {
         self.by_score.first().map(|(score, _)| score.0)
     }
@@ -92,10 +73,6 @@ impl SortedWindow for ModelWindow {
         self.scores.get(member).copied()
     }
 
-    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
-        self.add(score, member)
-    }
-
     fn first_above<R>(&self, cutoff: f64, read: impl FnOnce(&[u8], f64) -> R) -> Option<R> {
         self.by_score
             .iter()
@@ -107,6 +84,27 @@ impl SortedWindow for ModelWindow {
         self.by_score
             .last()
             .map(|(score, member)| read(member, score.0))
+    }
+}
+
+impl SortedWindowMut for ModelWindow {
+    fn remove_lowest(&mut self, upper: f64, max: usize) -> (usize, f64) {
+        let mut removed = 0;
+        let mut last = f64::NEG_INFINITY;
+        while removed < max {
+            let Some((score, _)) = self.by_score.first() else {
+                break;
+            };
+            if score.0 > upper {
+                break;
+            }
+            if let Some((score, member)) = self.by_score.pop_first() {
+                self.scores.remove(&member);
+                last = score.0;
+                removed += 1;
+            }
+        }
+        (removed, last)
     }
 
     fn add(&mut self, score: f64, member: &[u8]) -> Zadded {
@@ -127,6 +125,10 @@ impl SortedWindow for ModelWindow {
                 Zadded::Moved
             }
         }
+    }
+
+    fn add_bytes(&mut self, score: f64, member: &[u8]) -> Zadded {
+        self.add(score, member)
     }
 }
 

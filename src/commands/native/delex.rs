@@ -16,7 +16,6 @@ use crate::error::{delex::NOT_A_STRING, CommandError};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::waiting;
 
 pub struct Delex;
 
@@ -95,8 +94,6 @@ impl Command for Delex {
                 return Ok(Reply::Int(0));
             }
             effects::deleted(ctx, &mut key, Deletion::AsTheServer);
-            drop(key);
-            waiting::changed(ctx, args.key);
             return Ok(Reply::Int(1));
         };
         // A condition reads the key as GET does: a hit, or a miss and `keymiss`.
@@ -111,9 +108,6 @@ impl Command for Delex {
         drop(key);
         let mut key = ctx.open_key(args.key);
         effects::deleted(ctx, &mut key, Deletion::AsTheServer);
-        drop(key);
-        // The next caller waiting in line for the lock (GOBLIN.BLOCK) gets it now.
-        waiting::changed(ctx, args.key);
         Ok(Reply::Int(1))
     }
 }

@@ -9,7 +9,6 @@ use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::waiting;
 
 pub struct Delifeq;
 
@@ -54,9 +53,6 @@ impl Command for Delifeq {
         };
         if holds_value {
             effects::deleted(ctx, &mut key, Deletion::AsTheServer);
-            drop(key);
-            // The next caller waiting in line for the lock (GOBLIN.BLOCK) gets it now.
-            waiting::changed(ctx, args.key);
         }
         Ok(Reply::Int(i64::from(holds_value)))
     }

@@ -537,6 +537,23 @@ pub const GOBLIN_GCRA_ROWS: &[Row] = &[
                 Error(GOBLIN_GCRA_ARITY),
                 Nothing,
             ),
+            // Redis's GCRA takes TOKENS once, and counts: 4 or 6 arguments.
+            case(
+                &[],
+                &[
+                    "GOBLIN.GCRA",
+                    "{}",
+                    "5",
+                    "1",
+                    "60",
+                    "TOKENS",
+                    "1",
+                    "TOKENS",
+                    "2",
+                ],
+                Error(GOBLIN_GCRA_ARITY),
+                Nothing,
+            ),
         ],
     },
 ];

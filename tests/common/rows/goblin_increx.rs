@@ -210,7 +210,7 @@ pub const GOBLIN_INCREX_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "an option other than `COST`, or `COST` without a value",
+        situation: "an option other than `COST`, `COST` given twice, or without a value",
         cases: &[
             case(
                 &[],

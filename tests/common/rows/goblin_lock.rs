@@ -306,7 +306,7 @@ pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "an option other than `REPLACE`",
+        situation: "an option other than `REPLACE`, or `REPLACE` given twice",
         cases: &[
             case(
                 &[],
@@ -317,6 +317,12 @@ pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
             case(
                 &[],
                 &["GOBLIN.EXTEND", "{}", "t", "5000", "REPLACE", "x"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
+                &["GOBLIN.EXTEND", "{}", "t", "5000", "REPLACE", "REPLACE"],
                 Error(SYNTAX),
                 Nothing,
             ),
@@ -380,6 +386,27 @@ pub const GOBLIN_BZWINDOW_ROWS: &[Row] = &[
             Null,
             Nothing,
         )],
+    },
+    Row {
+        situation: "`limit` 0 or less, `member` holding no slot",
+        cases: &[Case {
+            setup: &[&["GOBLIN.ZWINDOW", "{}", "*", "30", "5", "a"]],
+            call: &["GOBLIN.BZWINDOW", "{}", "30", "{v}", "m", "0"],
+            each: &["0", "-1", "-9223372036854775808"],
+            reply: Null,
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "`window` 0 or less, the window full",
+        cases: &[Case {
+            // A member scored far ahead, on a caller's clock: inside any window, now.
+            setup: &[&["GOBLIN.ZWINDOW", "{}", "1e12", "30", "1", "a"]],
+            call: &["GOBLIN.BZWINDOW", "{}", "{v}", "1", "m", "0"],
+            each: &["0", "-0", "-5"],
+            reply: Null,
+            effect: Nothing,
+        }],
     },
     Row {
         situation: "`window` not a finite number",

@@ -506,7 +506,7 @@ pub const GOBLIN_MGCRA_ROWS: &[Row] = &[
         ],
     },
     Row {
-        situation: "`PEEK` and `REFUND` together, or another word",
+        situation: "`PEEK` and `REFUND` together, an option given twice, or another word",
         cases: &[
             case(
                 &[],
@@ -517,6 +517,30 @@ pub const GOBLIN_MGCRA_ROWS: &[Row] = &[
             case(
                 &[],
                 &["GOBLIN.MGCRA", "1", "{}", "5", "1", "60", "REFUND", "PEEK"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            Case {
+                setup: &[],
+                call: &["GOBLIN.MGCRA", "1", "{}", "5", "1", "60", "{v}", "{v}"],
+                each: &["PEEK", "REFUND"],
+                reply: Error(SYNTAX),
+                effect: Nothing,
+            },
+            case(
+                &[],
+                &[
+                    "GOBLIN.MGCRA",
+                    "1",
+                    "{}",
+                    "5",
+                    "1",
+                    "60",
+                    "TOKENS",
+                    "1",
+                    "TOKENS",
+                    "2",
+                ],
                 Error(SYNTAX),
                 Nothing,
             ),

@@ -132,7 +132,7 @@ pub const GOBLIN_SWINDOW_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "an option other than `COST`, or `COST` without a value",
+        situation: "an option other than `COST`, `COST` given twice, or without a value",
         cases: &[
             case(
                 &[],
@@ -143,6 +143,12 @@ pub const GOBLIN_SWINDOW_ROWS: &[Row] = &[
             case(
                 &[],
                 &["GOBLIN.SWINDOW", "{}", "10", "10", "X", "1"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.SWINDOW", "{}", "10", "10", "COST", "1", "COST", "2"],
                 Error(SYNTAX),
                 Nothing,
             ),
