@@ -483,6 +483,23 @@ inside() {
     fi
 }
 started_at() { "$DOCKER" inspect -f '{{.State.StartedAt}}' "$CONTAINER"; }
+# After `docker stop` (or the stop of `docker restart`): the server shut down cleanly, and its
+# log has no warning from or about Goblin (Valkey 9.1 unloads every module when it shuts down).
+clean_shutdown() {
+    local log warnings
+    log=$("$DOCKER" logs "$CONTAINER" 2>&1)
+    if grep -q 'ready to exit' <<<"$log"; then
+        ok "$1: the server shut down cleanly"
+    else
+        fail "$1: no clean shutdown in the container's log"
+    fi
+    warnings=$(grep -i goblin <<<"$log" | grep -E ' # |[Uu]nload' | grep -v 'Module goblin unloaded' || true)
+    if [ -z "$warnings" ]; then
+        ok "$1: no warning from or about Goblin in the log"
+    else
+        fail "$1: the log warns about Goblin: $warnings"
+    fi
+}
 
 say "a container on a new volume ($VOLUME), --network none; the checks run inside it"
 run_container
@@ -498,8 +515,11 @@ if [ "$(started_at)" != "$before" ]; then
 else
     fail "the container did not restart"
 fi
+clean_shutdown "docker restart"
 inside restart
 
+"$DOCKER" stop "$CONTAINER" >/dev/null
+clean_shutdown "docker stop"
 "$DOCKER" rm -f "$CONTAINER" >/dev/null
 say "a new container from the image, on the same volume"
 run_container
@@ -518,8 +538,8 @@ image-test: PASSED. docker/Dockerfile, unmodified, built on the local stand-ins 
   $RUST_TAG and $VALKEY_TAG.
   The image, run with --network none, loads Goblin from its config file, answers
   GOBLIN.ZWINDOW and GOBLIN.GCRA, runs the server as valkey (uid 999) under the base image's
-  entrypoint, and keeps a write in the AOF in /data across a restart and into a new
-  container on the same volume.
+  entrypoint, keeps a write in the AOF in /data across a restart and into a new
+  container on the same volume, and shuts down on docker stop with no warning about Goblin.
   NOT proven here: that the official base images behave as these local stand-ins do (they
   are not pulled: no registry is reachable); docs/container.md lists the differences.
 EOF

@@ -232,3 +232,83 @@ on_every_server! {
         assert_eq!(c.call(&["ZRANGE", "permits", "0", "-1"]).texts(), ["b"]);
     }
 }
+
+/// The log's warnings (a `#` after the role letter, as every server marks them) that mention
+/// Goblin, at warning level or as a failed unload.
+fn warnings_about_goblin(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|line| line.to_lowercase().contains("goblin"))
+        .filter(|line| line.contains(" # ") || line.contains("unload"))
+        .filter(|line| !line.contains("Module goblin unloaded"))
+        .map(String::from)
+        .collect()
+}
+
+on_every_server! {
+    /// A clean shutdown, by SHUTDOWN (with and without the final save) or SIGTERM (what
+    /// `docker stop` sends), logs no warning from or about Goblin. Valkey 9.1 unloads every
+    /// module when it shuts down: past the shutdown event, the module lets that unload through.
+    fn a_clean_shutdown_logs_nothing_about_goblin(flavor: Flavor) {
+        for how in ["SHUTDOWN NOSAVE", "SHUTDOWN SAVE", "SIGTERM"] {
+            // Stopped by the test: no replica beside it.
+            let mut server = Server::builder(flavor).without_replica().args(["--save", "3600 1"]).start();
+            let mut c = server.conn();
+            // A lock handed over on its expiry, a lease, a timer that has fired: work done.
+            assert_eq!(c.call(&["GOBLIN.LOCK", "l", "a", "50"]), Reply::Status("OK".into()));
+            let mut w = server.conn();
+            w.send(&["GOBLIN.BLOCK", "l", "b", "50", "5"]).expect("send");
+            assert_eq!(w.reply_within(Duration::from_secs(5)), Some(Reply::Status("OK".into())));
+            assert_eq!(c.call(&["GOBLIN.ZWINDOW", "s", "*", "60", "2", "m"]), Reply::Int(1));
+            std::thread::sleep(Duration::from_millis(120));
+            match how {
+                "SIGTERM" => server.terminate(),
+                "SHUTDOWN SAVE" => {
+                    let _ = c.send(&["SHUTDOWN", "SAVE"]);
+                    server.shutdown();
+                }
+                _ => server.shutdown(),
+            }
+            let log = server.log();
+            assert!(log.contains("ready to exit"), "{how}: not a clean shutdown:\n{log}");
+            assert_eq!(warnings_about_goblin(&log), Vec::<String>::new(), "{how}");
+        }
+    }
+
+    /// MODULE UNLOAD at run time is still refused, with the same message, after the module
+    /// follows the server's shutdown event.
+    fn unload_at_run_time_is_still_refused(flavor: Flavor) {
+        let server = bare_server(flavor);
+        let mut c = server.conn();
+        assert_eq!(load(&mut c, &[]), Reply::Status("OK".into()));
+        for _ in 0..2 {
+            assert_eq!(c.call(&["MODULE", "UNLOAD", "goblin"]), Reply::Error(UNLOAD_REFUSED.into()));
+        }
+        assert!(loaded_modules(&mut c).contains(&"goblin".to_string()));
+        assert!(server.log().contains("goblin: MODULE UNLOAD refused. A client may hold a Goblin command queued in MULTI"));
+    }
+
+    /// A shutdown with a waiter still parked: the module logs nothing, and only Valkey 9.1, which
+    /// unloads every module at shutdown, says in its own words that a module with a blocked
+    /// client cannot be unloaded (the server cannot free a blocked client then; the waiter's
+    /// connection closes with the process, as BLPOP's does).
+    fn a_shutdown_with_a_waiter_parked(flavor: Flavor) {
+        let mut server = Server::builder(flavor).without_replica().start();
+        let mut c = server.conn();
+        assert_eq!(c.call(&["GOBLIN.LOCK", "l", "a", "60000"]), Reply::Status("OK".into()));
+        let mut w = server.conn();
+        w.send(&["GOBLIN.BLOCK", "l", "b", "1000", "0"]).expect("send");
+        assert!(wait_until(Duration::from_secs(5), || info_field(&mut c, "goblin", "goblin_waiting") == "1"));
+        server.terminate();
+        let log = server.log();
+        assert!(log.contains("ready to exit"), "{log}");
+        let expected: Vec<&str> = match flavor.family() {
+            Family::Valkey => vec!["Failed to unload module goblin: the module has blocked clients"],
+            Family::Redis => vec![],
+        };
+        let warnings = warnings_about_goblin(&log);
+        assert_eq!(warnings.len(), expected.len(), "{warnings:#?}");
+        for (warning, expected) in warnings.iter().zip(expected) {
+            assert!(warning.contains(expected), "{warning}");
+        }
+    }
+}

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use redis_module::raw;
 
+use super::api::optional_api;
 use super::probe::info_fields;
 use super::register::LoadCtx;
 use super::Arg;
@@ -54,6 +55,9 @@ impl Options {
 }
 
 static ALLOW_UNLOAD: AtomicBool = AtomicBool::new(false);
+/// Set when the server is shutting down (its shutdown event), past the point where it could
+/// still change its mind: nothing runs after it, so its unload of the module is let through.
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
 /// The server's count of commands processed while `RedisModule_OnLoad` ran, or -1 if unknown.
 static LOADED_AT_COMMAND: AtomicI64 = AtomicI64::new(-1);
 
@@ -111,6 +115,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         // The last step that can fail, as nothing may fail after it subscribes (see `watch`).
         super::config::watch(ctx)?;
         super::blocking::subscribe(ctx, module.waiting);
+        follow_shutdown(ctx);
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
         // After every call the load makes (`watch` reads CONFIG), which the server counts.
         LOADED_AT_COMMAND.store(commands_processed(ctx).unwrap_or(-1), Ordering::Relaxed);
@@ -126,6 +131,38 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
             load.log_warning("goblin: not loaded: internal error while loading");
             raw::REDISMODULE_ERR as c_int
         }
+    }
+}
+
+/// The server's shutdown event: it fires once the shutdown can no longer fail (the final save
+/// done, or not wanted), before the server unloads its modules, which Valkey 9.1 does on every
+/// clean shutdown.
+unsafe extern "C" fn on_shutdown(
+    _ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    _subevent: u64,
+    _data: *mut std::ffi::c_void,
+) {
+    SHUTTING_DOWN.store(true, Ordering::Relaxed);
+}
+
+/// Follows the server's shutdown, so that its unload at exit is not refused (and logged as a
+/// failure). Load time, among the last steps, which cannot fail it: a refusal is logged.
+fn follow_shutdown(ctx: *mut raw::RedisModuleCtx) {
+    let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) else {
+        return;
+    };
+    let event = raw::RedisModuleEvent {
+        id: raw::REDISMODULE_EVENT_SHUTDOWN,
+        dataver: 1,
+    };
+    // SAFETY: a load-time context and a callback that lives as long as the module.
+    if unsafe { subscribe(ctx, event, Some(on_shutdown)) } != raw::REDISMODULE_OK as c_int {
+        super::log(
+            ctx,
+            c"warning",
+            "goblin: could not subscribe to the shutdown event",
+        );
     }
 }
 
@@ -151,6 +188,11 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
 /// Called by the server only, with its context.
 #[no_mangle]
 pub unsafe extern "C" fn RedisModule_OnUnload(ctx: *mut raw::RedisModuleCtx) -> c_int {
+    if SHUTTING_DOWN.load(Ordering::Relaxed) {
+        // The server exits: no queued or paused call can run any more (Valkey 9.1 unloads
+        // every module at a clean shutdown).
+        return raw::REDISMODULE_OK as c_int;
+    }
     let loaded_at = LOADED_AT_COMMAND.load(Ordering::Relaxed);
     let undoing_its_own_load = loaded_at >= 0 && commands_processed(ctx) == Some(loaded_at);
     if unload_allowed() || undoing_its_own_load {

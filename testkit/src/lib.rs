@@ -460,6 +460,22 @@ impl Server {
         if let Ok(mut conn) = Conn::connect(self.port) {
             let _ = conn.send(&["SHUTDOWN", "NOSAVE"]);
         }
+        self.wait_for_exit();
+    }
+
+    /// SIGTERM, as `docker stop` and a service manager stop a server, waiting for it to exit.
+    pub fn terminate(&mut self) {
+        self.refuse_to_stop_in_replica_mode("terminates");
+        if let Some(child) = self.child.as_ref() {
+            let _ = Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status();
+        }
+        self.wait_for_exit();
+    }
+
+    /// Waits up to 10 s for the process to exit, then kills it.
+    fn wait_for_exit(&mut self) {
         if let Some(mut child) = self.child.take() {
             let deadline = Instant::now() + Duration::from_secs(10);
             while Instant::now() < deadline {
