@@ -23,6 +23,7 @@ import pytest
 import redis
 import redis.asyncio
 
+import goblin_redis
 from goblin_redis.ratelimit import (
     AsyncPolicySet,
     Policy,
@@ -131,13 +132,18 @@ def test_key_and_slots() -> None:
 
 
 class _Recorder:
-    """A client that records what it is sent and replies as GOBLIN.MGCRA would."""
+    """A client that records what it is sent and replies as GOBLIN.MGCRA would, on a server
+    whose MODULE LIST lists Goblin (counted apart: the check asked before a client's first call)."""
 
     def __init__(self, reply: Any) -> None:
         self.sent: list[tuple[Any, ...]] = []
+        self.module_lists = 0
         self.reply = reply
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
+        if args == ("MODULE LIST",):
+            self.module_lists += 1
+            return [{"name": "goblin", "ver": goblin_redis.__module_version__}]
         self.sent.append(args)
         return self.reply
 
@@ -160,6 +166,7 @@ def test_the_command_sent() -> None:
         ("GOBLIN.MGCRA", 2, *policies, "TOKENS", 5, "REFUND"),
         ("GOBLIN.MGCRA", 1, "k", 1, 4, "0.5", "TOKENS", 1, "PEEK"),
     ]
+    assert client.module_lists == 1  # once for the client, whichever set calls first
     with pytest.raises(TypeError, match="not 4 fields"):
         PolicySet(_Recorder([0, -1, [0, 3, 2, -1, 20]]), [MINUTE, HOUR]).hit()
 

@@ -28,7 +28,8 @@ from limits.strategies import MovingWindowRateLimiter
 
 import goblin_redis
 import goblin_redis.limits as goblin
-from goblin_redis.limits import _wire as wire
+from goblin_redis import _commands as commands
+from goblin_redis.limits import _shared as shared
 
 SERVER = os.environ.get("GOBLIN_TEST_SERVER", "127.0.0.1:6379")
 BARE = os.environ.get("GOBLIN_TEST_BARE", "")
@@ -192,30 +193,30 @@ def test_module_list_replies() -> None:
     resp2 = [[b"name", b"lua", b"ver", 1], [b"name", b"goblin", b"ver", 100, b"path", b"/x.so", b"args", []]]
     resp3 = [{b"name": b"goblin", b"ver": 100}]
     parsed = [{"name": "goblin", "ver": 101}]  # redis-py's MODULE LIST callback
-    assert [wire.module_version(r) for r in (resp2, resp3, parsed, [], None)] == [100, 100, 101, None, None]
+    assert [commands.module_version(r) for r in (resp2, resp3, parsed, [], None)] == [100, 100, 101, None, None]
     with pytest.raises(goblin.GoblinModuleError, match="version 99"):
-        wire.check_module_list([{"name": "goblin", "ver": 99}])
+        commands.check_module_list([{"name": "goblin", "ver": 99}])
     with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
-        wire.check_module_list([{"name": "lua", "ver": 1}])
+        commands.check_module_list([{"name": "lua", "ver": 1}])
     assert goblin_redis.__module_version__ == 300
 
 
 def test_error_replies_that_mean_an_older_or_no_module() -> None:
-    unknown = wire.module_error("GOBLIN.SWINDOW", Exception("unknown command 'GOBLIN.SWINDOW', with args ..."))
+    unknown = commands.module_error("GOBLIN.SWINDOW", Exception("unknown command 'GOBLIN.SWINDOW', with args ..."))
     assert unknown is not None
     assert "no GOBLIN.SWINDOW" in str(unknown)
-    older = wire.module_error("GOBLIN.ZWINDOW", Exception("wrong number of arguments for 'goblin.zwindow' command"))
+    older = commands.module_error("GOBLIN.ZWINDOW", Exception("wrong number of arguments for 'goblin.zwindow' command"))
     assert older is not None
     assert "older" in str(older)
-    assert wire.module_error("GOBLIN.INCREX", Exception("WRONGTYPE Operation against a key")) is None
+    assert commands.module_error("GOBLIN.INCREX", Exception("WRONGTYPE Operation against a key")) is None
 
 
 def test_uris() -> None:
-    assert wire.redis_url("goblins://:pw@h:1/2", {"goblins": "rediss"}) == "rediss://:pw@h:1/2"
+    assert shared.redis_url("goblins://:pw@h:1/2", {"goblins": "rediss"}) == "rediss://:pw@h:1/2"
     with pytest.raises(ConfigurationError):
-        wire.redis_url("redis://h:1", {"goblin": "redis"})
-    nodes, auth = wire.cluster_nodes("goblin+cluster://u:p%40ss@a:1,b:2/")
+        shared.redis_url("redis://h:1", {"goblin": "redis"})
+    nodes, auth = shared.cluster_nodes("goblin+cluster://u:p%40ss@a:1,b:2/")
     assert (nodes, auth) == ([("a", 1), ("b", 2)], {"username": "u", "password": "p@ss"})
     with pytest.raises(ConfigurationError):
-        wire.cluster_nodes("goblin+cluster://a,b:2")
-    assert wire.scan_pattern("a*b?[c]\\") == "a\\*b\\?\\[c\\]\\\\:*"
+        shared.cluster_nodes("goblin+cluster://a,b:2")
+    assert shared.scan_pattern("a*b?[c]\\") == "a\\*b\\?\\[c\\]\\\\:*"

@@ -15,11 +15,15 @@ Each implements limits' ``Storage``, ``MovingWindowSupport`` and
 
     limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string("goblin://localhost:6379"))
     limiter.hit(parse("10/second"), "user42")
+
+A server without Goblin, or with one older than this package, is a :class:`GoblinModuleError`
+(a limits ``ConfigurationError``) at a storage's first call.
 """
 
+from .._commands import GoblinModuleError
 from ._aio import AsyncGoblinClusterStorage, AsyncGoblinStorage
+from ._shared import PREFIX
 from ._sync import GoblinClusterStorage, GoblinStorage
-from ._wire import PREFIX, GoblinModuleError
 
 __all__ = [
     "PREFIX",
