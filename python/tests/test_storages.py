@@ -140,10 +140,41 @@ def test_a_server_without_goblin_is_a_clear_error_at_the_first_call(kind: str) -
     assert isinstance(raised.value, ConfigurationError)
     assert "loadmodule" in str(raised.value)
     assert _call(_storage(kind, BARE).check()) is False
+    with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
+        _call(_storage(kind, BARE).reset())
     strategy = MovingWindowRateLimiter if kind == "sync" else limits.aio.strategies.MovingWindowRateLimiter
     limiter = strategy(_storage(kind, BARE))
     with pytest.raises(goblin.GoblinModuleError):
         _call(limiter.hit(RateLimitItemPerMinute(5), "user"))
+
+
+def _connections(client: redis.Redis) -> int:
+    stats: dict[str, Any] = client.info("stats")  # type: ignore[assignment]
+    return int(stats["total_connections_received"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_module_is_asked_for_once_per_storage(server: redis.Redis, kind: str) -> None:
+    """MODULE LIST once per client (its connection pool), before the first call, not per call.
+    (coredis asks MODULE LIST itself, once per connection it opens: those are counted apart.)"""
+    opened = _connections(server)
+    storage = _storage(kind)
+    for _ in range(3):
+        _call(storage.incr("f", 60))
+        _call(storage.get("f"))
+        _call(storage.acquire_entry("m", 10, 60))
+        _call(storage.get_moving_window("m", 10, 60))
+        _call(storage.acquire_sliding_window_entry("s", 10, 60))
+        _call(storage.clear("f"))
+        _call(storage.reset())
+    stats: dict[str, dict[str, Any]] = server.info("commandstats")  # type: ignore[assignment]
+    coredis_own = _connections(server) - opened if kind == "coredis" else 0
+    assert int(stats["cmdstat_module|list"]["calls"]) == 1 + coredis_own
+
+
+def test_one_error_class_for_the_whole_package() -> None:
+    assert goblin.GoblinModuleError is goblin_redis.GoblinModuleError is commands.GoblinModuleError
+    assert issubclass(goblin.GoblinModuleError, ConfigurationError)  # with limits installed
 
 
 @pytest.mark.parametrize("kind", KINDS)
