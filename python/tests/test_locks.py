@@ -20,7 +20,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -219,6 +219,22 @@ def test_an_expired_holder_hands_over_at_its_deadline(r: Any) -> None:
     assert waiter.owned()
 
 
+async def cancelled_in_line(r: Any, make_waiter: Callable[[], Any]) -> AsyncIterator[Any]:
+    """Eight waiters from ``make_waiter``, one at a time, each cancelled while it waits in line,
+    the cancellation landing at another point of its slice (0.125 s) each time; each is yielded
+    once it has raised CancelledError and the server's line is empty again."""
+    for phase in range(8):
+        waiter = make_waiter()
+        task = asyncio.create_task(waiter.acquire(blocking_timeout=10))
+        assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
+        await asyncio.sleep(phase * 0.017)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+        yield waiter
+
+
 def test_asyncio_lock(r: Any) -> None:
     async def main() -> None:
         short = redis.asyncio.Redis(
@@ -231,18 +247,14 @@ def test_asyncio_lock(r: Any) -> None:
         assert not await goblin_redis.asyncio.lock.Lock(short, "lk").acquire(blocking_timeout=0.8)
         assert 0.8 <= time.monotonic() - started + 0.002 < 2.5
         assert delta(before, calls(r)).get("goblin.block", 0) >= 2
+
         # A waiter cancelled in line gives up its place, and never holds the lock, wherever in
         # its slice (0.125 s) the cancellation lands: redis-py's read can lose one that lands
         # as a reply arrives, and the lock must notice.
-        for phase in range(8):
-            waiter = goblin_redis.asyncio.lock.Lock(short, "lk", timeout=30)
-            task = asyncio.create_task(waiter.acquire(blocking_timeout=10))
-            assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
-            await asyncio.sleep(phase * 0.017)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+        def lock_waiter() -> Any:
+            return goblin_redis.asyncio.lock.Lock(short, "lk", timeout=30)
+
+        async for _waiter in cancelled_in_line(r, lock_waiter):
             assert r.get("lk") == holder.local.token
         await holder.release()
         assert r.exists("lk") == 0
@@ -371,111 +383,113 @@ def async_client(**options: Any) -> Any:
     return redis.asyncio.Redis(host=HOST, port=int(PORT), **options)
 
 
-def test_asyncio_semaphore_permits(r: Any) -> None:
-    async def main() -> None:
-        connection = async_client()
-        one, two, three = (AsyncSemaphore(connection, "sem", limit=2, lease=10) for _ in range(3))
-        assert await one.acquire()
-        assert await two.acquire(blocking=False)
-        assert r.zcard("sem") == 2
-        assert not await three.acquire(blocking=False)
-        started = time.monotonic()
-        assert not await three.acquire(blocking_timeout=0.2)
-        assert 0.2 <= time.monotonic() - started + 0.002 < 1.2
-        assert three.token is None
-        with pytest.raises(LockError, match="already holds"):
-            await one.acquire()
-        await one.release()
-        assert await three.acquire(blocking=False)
-        assert r.zscore("sem", three.token or b"") is not None
-        await two.release()
+def on_async_client(test: Callable[[Any, Any], Awaitable[None]]) -> Callable[[Any], None]:
+    """``async def test_...(r, connection)`` as a sync test taking the ``r`` fixture: run in its
+    own event loop, on an asyncio client opened for it and closed after."""
+
+    def run(r: Any) -> None:
+        async def main() -> None:
+            connection = async_client()
+            try:
+                await test(r, connection)
+            finally:
+                await connection.aclose()
+
+        asyncio.run(main())
+
+    run.__name__, run.__doc__ = test.__name__, test.__doc__
+    return run
+
+
+@on_async_client
+async def test_asyncio_semaphore_permits(r: Any, connection: Any) -> None:
+    one, two, three = (AsyncSemaphore(connection, "sem", limit=2, lease=10) for _ in range(3))
+    assert await one.acquire()
+    assert await two.acquire(blocking=False)
+    assert r.zcard("sem") == 2
+    assert not await three.acquire(blocking=False)
+    started = time.monotonic()
+    assert not await three.acquire(blocking_timeout=0.2)
+    assert 0.2 <= time.monotonic() - started + 0.002 < 1.2
+    assert three.token is None
+    with pytest.raises(LockError, match="already holds"):
+        await one.acquire()
+    await one.release()
+    assert await three.acquire(blocking=False)
+    assert r.zscore("sem", three.token or b"") is not None
+    await two.release()
+    await three.release()
+    assert r.exists("sem") == 0
+    with pytest.raises(LockError, match="not held"):
         await three.release()
-        assert r.exists("sem") == 0
-        with pytest.raises(LockError, match="not held"):
-            await three.release()
-        with pytest.raises(LockError, match="not held"):
-            await three.renew()
-        await connection.aclose()
-
-    asyncio.run(main())
+    with pytest.raises(LockError, match="not held"):
+        await three.renew()
 
 
-def test_asyncio_semaphore_hands_a_released_permit_to_the_first_waiter(r: Any) -> None:
-    async def main() -> None:
-        connection = async_client()
-        holders = [AsyncSemaphore(connection, "sem", limit=2, lease=30) for _ in range(2)]
-        for holder in holders:
-            assert await holder.acquire()
-        order: list[int] = []
-        short = async_client(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
+@on_async_client
+async def test_asyncio_semaphore_hands_a_released_permit_to_the_first_waiter(r: Any, connection: Any) -> None:
+    holders = [AsyncSemaphore(connection, "sem", limit=2, lease=30) for _ in range(2)]
+    for holder in holders:
+        assert await holder.acquire()
+    order: list[int] = []
+    short = async_client(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
 
-        async def wait(n: int) -> None:
-            sem = AsyncSemaphore(short, "sem", limit=2, lease=30)
-            assert await sem.acquire(blocking_timeout=10)
-            order.append(n)
-            await asyncio.sleep(0.05)
-            await sem.release()
+    async def wait(n: int) -> None:
+        sem = AsyncSemaphore(short, "sem", limit=2, lease=30)
+        assert await sem.acquire(blocking_timeout=10)
+        order.append(n)
+        await asyncio.sleep(0.05)
+        await sem.release()
 
-        tasks = []
-        for n in range(3):
-            tasks.append(asyncio.create_task(wait(n)))
-            assert await asyncio.to_thread(wait_until, lambda n=n: waiting(r) == n + 1)
-        assert not await AsyncSemaphore(connection, "sem", limit=2).acquire(blocking=False)
-        await holders[0].release()
-        await asyncio.gather(*tasks)
-        assert order == [0, 1, 2]
-        await holders[1].release()
-        assert r.exists("sem") == 0
-        await short.aclose()
-        await connection.aclose()
-
-    asyncio.run(main())
+    tasks = []
+    for n in range(3):
+        tasks.append(asyncio.create_task(wait(n)))
+        assert await asyncio.to_thread(wait_until, lambda n=n: waiting(r) == n + 1)
+    assert not await AsyncSemaphore(connection, "sem", limit=2).acquire(blocking=False)
+    await holders[0].release()
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2]
+    await holders[1].release()
+    assert r.exists("sem") == 0
+    await short.aclose()
 
 
-def test_asyncio_semaphore_leases_renewals_and_loss(r: Any) -> None:
-    async def main() -> None:
-        connection = async_client()
-        sem = AsyncSemaphore(connection, "sem", limit=1, lease=1.0)
-        assert await sem.acquire()
-        for _ in range(4):
-            await asyncio.sleep(0.3)
-            await sem.renew()  # kept past its first lease
-        before = calls(r)
+@on_async_client
+async def test_asyncio_semaphore_leases_renewals_and_loss(r: Any, connection: Any) -> None:
+    sem = AsyncSemaphore(connection, "sem", limit=1, lease=1.0)
+    assert await sem.acquire()
+    for _ in range(4):
+        await asyncio.sleep(0.3)
+        await sem.renew()  # kept past its first lease
+    before = calls(r)
+    await sem.renew()
+    assert delta(before, calls(r)).get("goblin.zwindow") == 1
+    await asyncio.sleep(1.3)  # not renewed: the permit ages out
+    with pytest.raises(LockNotOwnedError):
         await sem.renew()
-        assert delta(before, calls(r)).get("goblin.zwindow") == 1
-        await asyncio.sleep(1.3)  # not renewed: the permit ages out
-        with pytest.raises(LockNotOwnedError):
-            await sem.renew()
-        assert sem.token is None
-        # A crashed holder's permit goes to a waiter when its lease runs out, not later.
-        assert await AsyncSemaphore(connection, "sem", limit=1, lease=0.5).acquire()
-        started = time.monotonic()
-        waiter = AsyncSemaphore(connection, "sem", limit=1, lease=5)
-        assert await waiter.acquire(blocking_timeout=5)
-        assert 0.4 < time.monotonic() - started < 1.5
-        # A permit lost before its release: LockNotOwnedError, and the member is forgotten.
-        r.zrem("sem", waiter.token or b"")
-        with pytest.raises(LockNotOwnedError):
-            await waiter.release()
-        assert waiter.token is None
-        await connection.aclose()
-
-    asyncio.run(main())
+    assert sem.token is None
+    # A crashed holder's permit goes to a waiter when its lease runs out, not later.
+    assert await AsyncSemaphore(connection, "sem", limit=1, lease=0.5).acquire()
+    started = time.monotonic()
+    waiter = AsyncSemaphore(connection, "sem", limit=1, lease=5)
+    assert await waiter.acquire(blocking_timeout=5)
+    assert 0.4 < time.monotonic() - started < 1.5
+    # A permit lost before its release: LockNotOwnedError, and the member is forgotten.
+    r.zrem("sem", waiter.token or b"")
+    with pytest.raises(LockNotOwnedError):
+        await waiter.release()
+    assert waiter.token is None
 
 
-def test_asyncio_semaphore_context_manager(r: Any) -> None:
-    async def main() -> None:
-        connection = async_client()
-        async with AsyncSemaphore(connection, "sem", limit=1, lease=5) as sem:
-            assert r.zcard("sem") == 1
-            with pytest.raises(LockError, match="Unable to acquire"):
-                async with AsyncSemaphore(connection, "sem", 1, blocking_timeout=0.05):
-                    pass
-            assert sem.token is not None
-        assert r.exists("sem") == 0
-        await connection.aclose()
-
-    asyncio.run(main())
+@on_async_client
+async def test_asyncio_semaphore_context_manager(r: Any, connection: Any) -> None:
+    async with AsyncSemaphore(connection, "sem", limit=1, lease=5) as sem:
+        assert r.zcard("sem") == 1
+        with pytest.raises(LockError, match="Unable to acquire"):
+            async with AsyncSemaphore(connection, "sem", 1, blocking_timeout=0.05):
+                pass
+        assert sem.token is not None
+    assert r.exists("sem") == 0
 
 
 def test_asyncio_semaphore_waiter_cancelled_in_line(r: Any) -> None:
@@ -486,15 +500,11 @@ def test_asyncio_semaphore_waiter_cancelled_in_line(r: Any) -> None:
         short = async_client(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
         holder = AsyncSemaphore(short, "sem", limit=1, lease=30)
         assert await holder.acquire()
-        for phase in range(8):
-            waiter = AsyncSemaphore(short, "sem", limit=1, lease=30)
-            task = asyncio.create_task(waiter.acquire(blocking_timeout=10))
-            assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
-            await asyncio.sleep(phase * 0.017)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+
+        def semaphore_waiter() -> Any:
+            return AsyncSemaphore(short, "sem", limit=1, lease=30)
+
+        async for waiter in cancelled_in_line(r, semaphore_waiter):
             assert r.zrange("sem", 0, -1) == [holder.token]
             assert waiter.token is None
         await holder.release()
@@ -677,38 +687,44 @@ def assert_only_module_lists_reached(bare: Any) -> None:
     assert bare.info("errorstats") == {}
 
 
+def entry_points(client: Any, lock: Any, semaphore: Any, enter: Callable[[Any], Any]) -> list[tuple[str, Any]]:
+    """Every method of ``lock`` and ``semaphore`` (the sync classes or the asyncio ones) that
+    sends a Goblin command, each as a call to make on ``client``; ``enter`` uses a context manager."""
+
+    def held(lock: Any) -> Any:
+        lock.local.token = b"token"
+        return lock
+
+    def holding(sem: Any) -> Any:
+        sem.token = b"member"
+        return sem
+
+    return [
+        ("Lock.acquire", lambda: lock(client, "lk", timeout=5).acquire(blocking_timeout=1)),
+        ("Lock.acquire, not blocking", lambda: lock(client, "lk").acquire(blocking=False)),
+        ("Lock.do_acquire", lambda: lock(client, "lk").do_acquire(b"token")),
+        ("Lock.release", lambda: held(lock(client, "lk")).release()),
+        ("Lock.extend", lambda: held(lock(client, "lk", timeout=5)).extend(1)),
+        ("Lock.reacquire", lambda: held(lock(client, "lk", timeout=5)).reacquire()),
+        ("with Lock", lambda: enter(lock(client, "lk", blocking_timeout=1))),
+        ("Semaphore.acquire", lambda: semaphore(client, "sem", 2).acquire(blocking_timeout=1)),
+        ("Semaphore.acquire, not blocking", lambda: semaphore(client, "sem", 2).acquire(blocking=False)),
+        ("Semaphore.renew", lambda: holding(semaphore(client, "sem", 2)).renew()),
+        ("Semaphore.release", lambda: holding(semaphore(client, "sem", 2)).release()),
+        ("with Semaphore", lambda: enter(semaphore(client, "sem", 2))),
+    ]
+
+
 @pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
 def test_a_server_without_goblin_is_a_clear_error_from_every_entry_point() -> None:
     bare = bare_client()
     bare.config_resetstat()  # after its connection is made (CLIENT SETINFO and the like)
 
-    def held(lock: Lock) -> Lock:
-        lock.local.token = b"token"
-        return lock
-
-    def holding(sem: Semaphore) -> Semaphore:
-        sem.token = b"member"
-        return sem
-
-    def enter(manager: Lock | Semaphore) -> None:
+    def enter(manager: Any) -> None:
         with manager:
             pass
 
-    entries: list[tuple[str, Callable[[], object]]] = [
-        ("Lock.acquire", lambda: Lock(bare, "lk", timeout=5).acquire(blocking_timeout=1)),
-        ("Lock.acquire, not blocking", lambda: Lock(bare, "lk").acquire(blocking=False)),
-        ("Lock.do_acquire", lambda: Lock(bare, "lk").do_acquire(b"token")),
-        ("Lock.release", lambda: held(Lock(bare, "lk")).release()),
-        ("Lock.extend", lambda: held(Lock(bare, "lk", timeout=5)).extend(1)),
-        ("Lock.reacquire", lambda: held(Lock(bare, "lk", timeout=5)).reacquire()),
-        ("with Lock", lambda: enter(Lock(bare, "lk", blocking_timeout=1))),
-        ("Semaphore.acquire", lambda: Semaphore(bare, "sem", 2).acquire(blocking_timeout=1)),
-        ("Semaphore.acquire, not blocking", lambda: Semaphore(bare, "sem", 2).acquire(blocking=False)),
-        ("Semaphore.renew", lambda: holding(Semaphore(bare, "sem", 2)).renew()),
-        ("Semaphore.release", lambda: holding(Semaphore(bare, "sem", 2)).release()),
-        ("with Semaphore", lambda: enter(Semaphore(bare, "sem", 2))),
-    ]
-    for what, call in entries:
+    for what, call in entry_points(bare, Lock, Semaphore, enter):
         with pytest.raises(GoblinModuleError, match="MODULE LOAD") as raised:
             call()
         assert "loadmodule" in str(raised.value), what
@@ -718,39 +734,16 @@ def test_a_server_without_goblin_is_a_clear_error_from_every_entry_point() -> No
 
 @pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
 def test_a_server_without_goblin_is_a_clear_error_from_every_asyncio_entry_point() -> None:
+    async def enter(manager: Any) -> None:
+        async with manager:
+            pass
+
     async def main() -> None:
         host, _, port = BARE.rpartition(":")
         bare: Any = redis.asyncio.Redis(host=host, port=int(port))
-
-        def held(lock: Any) -> Any:
-            lock.local.token = b"token"
-            return lock
-
-        def holding(sem: AsyncSemaphore) -> AsyncSemaphore:
-            sem.token = b"member"
-            return sem
-
-        async def enter(manager: Any) -> None:
-            async with manager:
-                pass
-
-        entries: list[tuple[str, Callable[[], Any]]] = [
-            ("Lock.acquire", lambda: AsyncLock(bare, "lk", timeout=5).acquire(blocking_timeout=1)),
-            ("Lock.acquire, not blocking", lambda: AsyncLock(bare, "lk").acquire(blocking=False)),
-            ("Lock.do_acquire", lambda: AsyncLock(bare, "lk").do_acquire(b"token")),
-            ("Lock.release", lambda: held(AsyncLock(bare, "lk")).release()),
-            ("Lock.extend", lambda: held(AsyncLock(bare, "lk", timeout=5)).extend(1)),
-            ("Lock.reacquire", lambda: held(AsyncLock(bare, "lk", timeout=5)).reacquire()),
-            ("async with Lock", lambda: enter(AsyncLock(bare, "lk", blocking_timeout=1))),
-            ("Semaphore.acquire", lambda: AsyncSemaphore(bare, "sem", 2).acquire(blocking_timeout=1)),
-            ("Semaphore.acquire, not blocking", lambda: AsyncSemaphore(bare, "sem", 2).acquire(blocking=False)),
-            ("Semaphore.renew", lambda: holding(AsyncSemaphore(bare, "sem", 2)).renew()),
-            ("Semaphore.release", lambda: holding(AsyncSemaphore(bare, "sem", 2)).release()),
-            ("async with Semaphore", lambda: enter(AsyncSemaphore(bare, "sem", 2))),
-        ]
         await bare.ping()  # its connection made (CLIENT SETINFO and the like) before the count starts
         stats.config_resetstat()
-        for what, call in entries:
+        for what, call in entry_points(bare, AsyncLock, AsyncSemaphore, enter):
             with pytest.raises(GoblinModuleError, match="MODULE LOAD") as raised:
                 await call()
             assert "loadmodule" in str(raised.value), what
