@@ -25,7 +25,10 @@ and ``sleep`` in a loop        in the server's line, and holds the lock the mome
 
 The key is the lock's name, a plain string holding the token with a PX lease, as redis-py
 keeps it: ``locked()`` and ``owned()`` are redis-py's own ``GET``. ``sleep`` is accepted and
-stored, and unused: nothing polls.
+stored, and unused: nothing polls. A server without Goblin (or with one older than this package)
+is a :class:`goblin_redis.GoblinModuleError` at the first call, ``MODULE LIST`` being asked once
+per client. Each operation is a plan of ``goblin_redis._locking`` over the commands of
+``goblin_redis._commands``; this module carries them out on redis-py's sync client.
 """
 
 from __future__ import annotations
