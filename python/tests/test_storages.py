@@ -140,8 +140,21 @@ def test_a_server_without_goblin_is_a_clear_error_at_the_first_call(kind: str) -
     assert isinstance(raised.value, ConfigurationError)
     assert "loadmodule" in str(raised.value)
     assert _call(_storage(kind, BARE).check()) is False
-    with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
-        _call(_storage(kind, BARE).reset())
+    every_method: list[Callable[[Any], Any]] = [
+        lambda s: s.incr("k", 60),
+        lambda s: s.get("k"),
+        lambda s: s.get_expiry("k"),
+        lambda s: s.clear("k"),
+        lambda s: s.reset(),
+        lambda s: s.acquire_entry("k", 10, 60),
+        lambda s: s.get_moving_window("k", 10, 60),
+        lambda s: s.acquire_sliding_window_entry("k", 10, 60),
+        lambda s: s.get_sliding_window("k", 60),
+        lambda s: s.clear_sliding_window("k", 60),
+    ]
+    for method in every_method:
+        with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
+            _call(method(storage))
     strategy = MovingWindowRateLimiter if kind == "sync" else limits.aio.strategies.MovingWindowRateLimiter
     limiter = strategy(_storage(kind, BARE))
     with pytest.raises(goblin.GoblinModuleError):
