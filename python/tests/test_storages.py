@@ -152,9 +152,19 @@ def test_a_server_without_goblin_is_a_clear_error_at_the_first_call(kind: str) -
         lambda s: s.get_sliding_window("k", 60),
         lambda s: s.clear_sliding_window("k", 60),
     ]
+    # Only MODULE LIST reaches the server (no Goblin command: no error reply), asked again while
+    # it fails. The counts start once the connections are made (CLIENT SETINFO and the like).
+    host, _, port = BARE.rpartition(":")
+    admin = redis.Redis(host=host, port=int(port))
+    client = storage.storage if kind == "sync" else storage.backend.client
+    _call(client.ping())
+    admin.config_resetstat()
     for method in every_method:
         with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
             _call(method(storage))
+    stats: dict[str, dict[str, Any]] = admin.info("commandstats")  # type: ignore[assignment]
+    assert admin.info("errorstats") == {}
+    assert int(stats["cmdstat_module|list"]["calls"]) == len(every_method), stats
     strategy = MovingWindowRateLimiter if kind == "sync" else limits.aio.strategies.MovingWindowRateLimiter
     limiter = strategy(_storage(kind, BARE))
     with pytest.raises(goblin.GoblinModuleError):
