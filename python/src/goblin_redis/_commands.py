@@ -113,18 +113,18 @@ async def _awaited_outcome(execute: Callable[..., Awaitable[object]], command: C
         return Failed(error)
 
 
-def _checked(client: object, plan: Plan[T]) -> Generator[Command | Done[T], object, None]:
-    """``plan``'s commands, each after the module check while ``client`` has not passed it (but
-    for the check's own command), then its result. The plan runs up to its first command before
-    anything is sent, so its arguments are checked first, and a plan that sends nothing (a cost
-    above the limit) sends no ``MODULE LIST`` either."""
+def _checked(identity: object, plan: Plan[T]) -> Generator[Command | Done[T], object, None]:
+    """``plan``'s commands, the first after the module check unless the client (its
+    ``identity``) has passed it (or the command is the check's own), then its result. The plan
+    runs up to its first command before anything is sent, so its arguments are checked first,
+    and a plan that sends nothing (a cost above the limit) sends no ``MODULE LIST`` either."""
     reply: object = None
-    passed = client in _PASSED
+    passed = identity in _PASSED
     try:
         while True:
             command = plan.send(reply)
             if not passed and command != MODULE_LIST:
-                yield from _module_check(client)
+                yield from _module_check(identity)
                 passed = True
             reply = yield command
     except StopIteration as done:
