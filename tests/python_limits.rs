@@ -291,15 +291,18 @@ on_every_server! {
 }
 
 /// How many tests python/tests/test_ratelimit.py holds: each must pass, none be skipped.
-const RATELIMIT_TESTS: u32 = 39;
+const RATELIMIT_TESTS: u32 = 48;
 
 on_every_server! {
     /// goblin_redis.ratelimit (python/tests/test_ratelimit.py): the IETF fields rendered, bad
     /// input refused before sending, and GOBLIN.MGCRA beneath it: all or nothing, peeks that
     /// write nothing, refunds never beyond full, a key shared by two sets, the server's errors as
-    /// redis-py's ResponseError, sync and asyncio.
+    /// redis-py's ResponseError, a server without the module as GoblinModuleError (MODULE LIST
+    /// asked once per client), sync and asyncio.
     fn the_ratelimit_api(flavor: Flavor) {
         let server = Server::start(flavor);
+        // Without the module: nothing to replicate, so no replica either.
+        let bare = Server::builder(flavor).without_module().without_replica().start();
         let output = Command::new(venv_python())
             .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
             .arg(root().join("python/tests/test_ratelimit.py"))
@@ -307,6 +310,7 @@ on_every_server! {
             .env("PYTHONPATH", root().join("python/src"))
             .env("PYTHONDONTWRITEBYTECODE", "1")
             .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
+            .env("GOBLIN_TEST_BARE", format!("127.0.0.1:{}", bare.port))
             .output()
             .expect("run pytest");
         let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
@@ -409,6 +413,9 @@ on_every_server! {
             add(&mut errors, error_counts(&mut c));
         }
         assert_eq!(calls.get("goblin.mgcra").copied(), Some(RATELIMIT_CLUSTER_CALLS), "{flavor:?}: {calls:?}");
+        // The module check: once per cluster client (the sync one and the asyncio one), on the
+        // node the client routes MODULE LIST to, not once per call.
+        assert_eq!(calls.get("module|list").copied(), Some(2), "{flavor:?}: {calls:?}");
         assert_eq!(errors.get("MOVED").copied().unwrap_or(0), 0, "{flavor:?}: redirections: {errors:?}");
         // GOBLIN.MGCRA's keys are movable (a count of key groups), so redis-py's cluster clients
         // ask COMMAND GETKEYS before each call, and before the one across two slots it refused.

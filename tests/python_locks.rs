@@ -6,7 +6,9 @@
 //! that assert redis-py's own polling clock are strict expected failures (an unexpected pass
 //! fails the run). Afterwards the server's commandstats must show that no script ran and the
 //! Goblin lock commands did the work. Then goblin_redis's own lock and Semaphore tests
-//! (python/tests/test_locks.py) run on the same servers.
+//! (python/tests/test_locks.py, with a server without the module beside) run on the same
+//! servers, and python/tests/test_without_limits.py proves, in this venv without limits, that the
+//! locks and the policy sets need only redis-py.
 
 use goblin_testkit::*;
 use std::collections::BTreeMap;
@@ -160,17 +162,23 @@ on_every_server! {
 }
 
 on_every_server! {
-    /// goblin_redis's own lock and Semaphore tests (python/tests/test_locks.py).
+    /// goblin_redis's own lock and Semaphore tests (python/tests/test_locks.py), sync and asyncio,
+    /// a server without the module beside for the GoblinModuleError of every entry point; and
+    /// python/tests/test_without_limits.py (venv-locks has no limits).
     fn the_locks_own_tests(flavor: Flavor) {
         let server = Server::start(flavor);
+        // Without the module: nothing to replicate, so no replica either.
+        let bare = Server::builder(flavor).without_module().without_replica().start();
         let label = format!("{} (test_locks.py)", flavor.label());
         let mut command = Command::new(venv_python());
         command
             .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
             .arg(root().join("python/tests/test_locks.py"))
+            .arg(root().join("python/tests/test_without_limits.py"))
             .current_dir(root().join("python"))
             .env("PYTHONPATH", root().join("python/src"))
-            .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port));
+            .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
+            .env("GOBLIN_TEST_BARE", format!("127.0.0.1:{}", bare.port));
         let (success, output) = run_python(&label, command);
         assert!(success, "{label}:\n{output}");
         assert!(

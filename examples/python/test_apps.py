@@ -20,7 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
 
 import httpx
@@ -181,3 +181,25 @@ def test_the_wheel_is_what_runs() -> None:
         assert Path(goblin_redis.__file__).resolve().is_relative_to(Path(site).resolve()), goblin_redis.__file__
     assert resources.files("goblin_redis").joinpath("py.typed").is_file()
     assert goblin_redis.__module_version__ >= 300
+
+
+def test_the_wheel_needs_no_limits() -> None:
+    """``pip install goblin-redis`` installs nothing more (the application has its client
+    library, and the locks and policy sets need no other); limits comes with the ``limits``
+    extra, and limits' own client extras with ``redis`` and ``async-redis``."""
+    if not os.environ.get("GOBLIN_REDIS_SITE"):
+        pytest.skip("no wheel installed (tests/python_examples.rs installs one)")
+    meta = metadata.metadata("goblin-redis")
+    assert sorted(meta.get_all("Provides-Extra") or []) == ["async-redis", "limits", "redis"]
+    requires = {
+        requirement.partition(";")[2].strip(): requirement.partition(";")[0].strip()
+        for requirement in metadata.requires("goblin-redis") or []
+    }
+    assert requires == {
+        'extra == "limits"': "limits>=5.8,<6",
+        'extra == "redis"': "limits[redis]>=5.8,<6",
+        'extra == "async-redis"': "limits[async-redis]>=5.8,<6",
+    }, requires
+    import goblin_redis
+
+    assert meta["Version"] == goblin_redis.__version__

@@ -3,19 +3,24 @@ both): every operation is one Goblin command and no script; a blocking acquire w
 server in slices shorter than the socket timeout, so a wait longer than the socket timeout is
 neither cut short nor retried into a TimeoutError; a short blocking_timeout is not "for ever";
 the line is first come, first served and a non-blocking acquire never passes it; a cancelled
-asyncio waiter gives up its place; and the Semaphore: its permits, leases, renewals and
-releases.
+asyncio waiter gives up its place; and the Semaphore, sync and asyncio: its permits, leases,
+renewals and releases. Every constructor argument out of bounds is a ValueError before anything
+is sent, and a server without Goblin is a GoblinModuleError from every entry point, the module
+asked for once per client.
 
-    GOBLIN_TEST_SERVER=127.0.0.1:PORT pytest python/tests/test_locks.py
+    GOBLIN_TEST_SERVER=127.0.0.1:PORT GOBLIN_TEST_BARE=127.0.0.1:PORT pytest python/tests/test_locks.py
+
+(``GOBLIN_TEST_BARE``: a server without the module.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
@@ -27,10 +32,15 @@ from redis.exceptions import LockError, LockNotOwnedError, ResponseError
 from redis.retry import Retry
 
 import goblin_redis.asyncio.lock
+from goblin_redis import GoblinModuleError
+from goblin_redis._locking import Claim, take
+from goblin_redis.asyncio.lock import Lock as AsyncLock
+from goblin_redis.asyncio.lock import Semaphore as AsyncSemaphore
 from goblin_redis.lock import Lock, Semaphore
 
 SERVER = os.environ.get("GOBLIN_TEST_SERVER", "127.0.0.1:6379")
 HOST, PORT = SERVER.rsplit(":", 1)
+BARE = os.environ.get("GOBLIN_TEST_BARE", "")
 
 
 def client(**options: Any) -> Any:
@@ -209,6 +219,22 @@ def test_an_expired_holder_hands_over_at_its_deadline(r: Any) -> None:
     assert waiter.owned()
 
 
+async def cancelled_in_line(r: Any, make_waiter: Callable[[], Any]) -> AsyncIterator[Any]:
+    """Eight waiters from ``make_waiter``, one at a time, each cancelled while it waits in line,
+    the cancellation landing at another point of its slice (0.125 s) each time; each is yielded
+    once it has raised CancelledError and the server's line is empty again."""
+    for phase in range(8):
+        waiter = make_waiter()
+        task = asyncio.create_task(waiter.acquire(blocking_timeout=10))
+        assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
+        await asyncio.sleep(phase * 0.017)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+        yield waiter
+
+
 def test_asyncio_lock(r: Any) -> None:
     async def main() -> None:
         short = redis.asyncio.Redis(
@@ -221,18 +247,14 @@ def test_asyncio_lock(r: Any) -> None:
         assert not await goblin_redis.asyncio.lock.Lock(short, "lk").acquire(blocking_timeout=0.8)
         assert 0.8 <= time.monotonic() - started + 0.002 < 2.5
         assert delta(before, calls(r)).get("goblin.block", 0) >= 2
+
         # A waiter cancelled in line gives up its place, and never holds the lock, wherever in
         # its slice (0.125 s) the cancellation lands: redis-py's read can lose one that lands
         # as a reply arrives, and the lock must notice.
-        for phase in range(8):
-            waiter = goblin_redis.asyncio.lock.Lock(short, "lk", timeout=30)
-            task = asyncio.create_task(waiter.acquire(blocking_timeout=10))
-            assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
-            await asyncio.sleep(phase * 0.017)
-            task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
-            assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+        def lock_waiter() -> Any:
+            return goblin_redis.asyncio.lock.Lock(short, "lk", timeout=30)
+
+        async for _waiter in cancelled_in_line(r, lock_waiter):
             assert r.get("lk") == holder.local.token
         await holder.release()
         assert r.exists("lk") == 0
@@ -352,3 +374,528 @@ def test_semaphore_arguments() -> None:
         Semaphore(None, "sem", limit=0)
     with pytest.raises(ValueError, match="positive"):
         Semaphore(None, "sem", limit=1, lease=0)
+
+
+# The asyncio Semaphore: the sync one's tests, awaited.
+
+
+def async_client(**options: Any) -> Any:
+    return redis.asyncio.Redis(host=HOST, port=int(PORT), **options)
+
+
+def on_async_client(test: Callable[[Any, Any], Awaitable[None]]) -> Callable[[Any], None]:
+    """``async def test_...(r, connection)`` as a sync test taking the ``r`` fixture: run in its
+    own event loop, on an asyncio client opened for it and closed after."""
+
+    def run(r: Any) -> None:
+        async def main() -> None:
+            connection = async_client()
+            try:
+                await test(r, connection)
+            finally:
+                await connection.aclose()
+
+        asyncio.run(main())
+
+    run.__name__, run.__doc__ = test.__name__, test.__doc__
+    return run
+
+
+@on_async_client
+async def test_asyncio_semaphore_permits(r: Any, connection: Any) -> None:
+    one, two, three = (AsyncSemaphore(connection, "sem", limit=2, lease=10) for _ in range(3))
+    assert await one.acquire()
+    assert await two.acquire(blocking=False)
+    assert r.zcard("sem") == 2
+    assert not await three.acquire(blocking=False)
+    started = time.monotonic()
+    assert not await three.acquire(blocking_timeout=0.2)
+    assert 0.2 <= time.monotonic() - started + 0.002 < 1.2
+    assert three.token is None
+    with pytest.raises(LockError, match="already holds"):
+        await one.acquire()
+    await one.release()
+    assert await three.acquire(blocking=False)
+    assert r.zscore("sem", three.token or b"") is not None
+    await two.release()
+    await three.release()
+    assert r.exists("sem") == 0
+    with pytest.raises(LockError, match="not held"):
+        await three.release()
+    with pytest.raises(LockError, match="not held"):
+        await three.renew()
+
+
+@on_async_client
+async def test_asyncio_semaphore_hands_a_released_permit_to_the_first_waiter(r: Any, connection: Any) -> None:
+    holders = [AsyncSemaphore(connection, "sem", limit=2, lease=30) for _ in range(2)]
+    for holder in holders:
+        assert await holder.acquire()
+    order: list[int] = []
+    short = async_client(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
+
+    async def wait(n: int) -> None:
+        sem = AsyncSemaphore(short, "sem", limit=2, lease=30)
+        assert await sem.acquire(blocking_timeout=10)
+        order.append(n)
+        await asyncio.sleep(0.05)
+        await sem.release()
+
+    tasks = []
+    for n in range(3):
+        tasks.append(asyncio.create_task(wait(n)))
+        assert await asyncio.to_thread(wait_until, lambda n=n: waiting(r) == n + 1)
+    assert not await AsyncSemaphore(connection, "sem", limit=2).acquire(blocking=False)
+    await holders[0].release()
+    await asyncio.gather(*tasks)
+    assert order == [0, 1, 2]
+    await holders[1].release()
+    assert r.exists("sem") == 0
+    await short.aclose()
+
+
+@on_async_client
+async def test_asyncio_semaphore_leases_renewals_and_loss(r: Any, connection: Any) -> None:
+    sem = AsyncSemaphore(connection, "sem", limit=1, lease=1.0)
+    assert await sem.acquire()
+    for _ in range(4):
+        await asyncio.sleep(0.3)
+        await sem.renew()  # kept past its first lease
+    before = calls(r)
+    await sem.renew()
+    assert delta(before, calls(r)).get("goblin.zwindow") == 1
+    await asyncio.sleep(1.3)  # not renewed: the permit ages out
+    with pytest.raises(LockNotOwnedError):
+        await sem.renew()
+    assert sem.token is None
+    # A crashed holder's permit goes to a waiter when its lease runs out, not later.
+    assert await AsyncSemaphore(connection, "sem", limit=1, lease=0.5).acquire()
+    started = time.monotonic()
+    waiter = AsyncSemaphore(connection, "sem", limit=1, lease=5)
+    assert await waiter.acquire(blocking_timeout=5)
+    assert 0.4 < time.monotonic() - started < 1.5
+    # A permit lost before its release: LockNotOwnedError, and the member is forgotten.
+    r.zrem("sem", waiter.token or b"")
+    with pytest.raises(LockNotOwnedError):
+        await waiter.release()
+    assert waiter.token is None
+
+
+@on_async_client
+async def test_asyncio_semaphore_context_manager(r: Any, connection: Any) -> None:
+    async with AsyncSemaphore(connection, "sem", limit=1, lease=5) as sem:
+        assert r.zcard("sem") == 1
+        with pytest.raises(LockError, match="Unable to acquire"):
+            async with AsyncSemaphore(connection, "sem", 1, blocking_timeout=0.05):
+                pass
+        assert sem.token is not None
+    assert r.exists("sem") == 0
+
+
+def test_asyncio_semaphore_waiter_cancelled_in_line(r: Any) -> None:
+    """As the asyncio lock's: a waiter cancelled anywhere in its slice (0.125 s) leaves the line
+    and never holds a permit."""
+
+    async def main() -> None:
+        short = async_client(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
+        holder = AsyncSemaphore(short, "sem", limit=1, lease=30)
+        assert await holder.acquire()
+
+        def semaphore_waiter() -> Any:
+            return AsyncSemaphore(short, "sem", limit=1, lease=30)
+
+        async for waiter in cancelled_in_line(r, semaphore_waiter):
+            assert r.zrange("sem", 0, -1) == [holder.token]
+            assert waiter.token is None
+        await holder.release()
+        assert r.exists("sem") == 0
+        await short.aclose()
+
+    asyncio.run(main())
+
+
+# Arguments: a ValueError when the lock or semaphore is made, before anything is sent.
+
+
+class Stub:
+    """A client whose server lists ``modules`` in MODULE LIST (or refuses it: an exception) and
+    answers anything else with ``reply``; it records what it is sent."""
+
+    def __init__(self, modules: object = (), reply: object = b"OK") -> None:
+        self.modules = modules
+        self.reply = reply
+        self.sent: list[tuple[Any, ...]] = []
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.sent.append(args)
+        if args != ("MODULE LIST",):
+            return self.reply
+        if isinstance(self.modules, Exception):
+            raise self.modules
+        return self.modules
+
+    def get_encoder(self) -> Any:
+        return client().get_encoder()
+
+
+class AsyncStub(Stub):
+    """:class:`Stub` for the asyncio classes."""
+
+    async def execute_command(self, *args: Any, **options: Any) -> Any:
+        return super().execute_command(*args, **options)
+
+
+LOCK_CLASSES = [Lock, AsyncLock]
+LOCK_IDS = ["sync", "asyncio"]
+
+BAD_LOCK_ARGUMENTS: list[dict[str, Any]] = [
+    {"timeout": -1},
+    {"timeout": -0.001},
+    {"timeout": math.nan},
+    {"timeout": math.inf},
+    {"timeout": 1e12},
+    {"timeout": True},
+    {"timeout": "10"},
+    {"sleep": -0.1},
+    {"sleep": math.nan},
+    {"sleep": math.inf},
+    {"sleep": True},
+    {"sleep": None},
+    {"blocking_timeout": math.nan},
+    {"blocking_timeout": False},
+    {"blocking_timeout": "5"},
+]
+
+#: What redis-py's Lock takes, and its tests pass: taken as it is.
+GOOD_LOCK_ARGUMENTS: list[dict[str, Any]] = [
+    {"timeout": None},
+    {"timeout": 0},
+    {"timeout": 0.0004},
+    {"timeout": 9.5},
+    {"timeout": 10},
+    {"sleep": 0},
+    {"sleep": 0.05},
+    {"sleep": 60},
+    {"blocking_timeout": None},
+    {"blocking_timeout": -1},
+    {"blocking_timeout": 0},
+    {"blocking_timeout": 0.4},
+    {"blocking_timeout": math.inf},
+    {"blocking": False, "thread_local": False, "raise_on_release_error": False},
+]
+
+
+def _ids(cases: list[dict[str, Any]]) -> list[str]:
+    return [",".join(f"{name}={value!r}" for name, value in case.items()) for case in cases]
+
+
+@pytest.mark.parametrize("lock_class", LOCK_CLASSES, ids=LOCK_IDS)
+@pytest.mark.parametrize("arguments", BAD_LOCK_ARGUMENTS, ids=_ids(BAD_LOCK_ARGUMENTS))
+def test_a_lock_refuses_bad_arguments_when_made(lock_class: Any, arguments: dict[str, Any]) -> None:
+    (what,) = arguments
+    stub = Stub()
+    with pytest.raises(ValueError, match=what):
+        lock_class(stub, "lk", **arguments)
+    with pytest.raises(ValueError, match=what):
+        client().lock("lk", lock_class=lock_class, **arguments)
+    assert stub.sent == []
+
+
+@pytest.mark.parametrize("lock_class", LOCK_CLASSES, ids=LOCK_IDS)
+@pytest.mark.parametrize("arguments", GOOD_LOCK_ARGUMENTS, ids=_ids(GOOD_LOCK_ARGUMENTS))
+def test_a_lock_takes_what_redis_pys_takes(lock_class: Any, arguments: dict[str, Any]) -> None:
+    lock = lock_class(Stub(), "lk", **arguments)
+    for name, value in arguments.items():
+        assert getattr(lock, name) is value
+
+
+def test_a_bad_blocking_timeout_at_acquire_sends_nothing() -> None:
+    stub: Any = Stub()
+    async_stub: Any = AsyncStub()
+    bads: list[Any] = [math.nan, True, "1"]
+    for bad in bads:
+        with pytest.raises(ValueError, match="blocking_timeout"):
+            Lock(stub, "lk").acquire(blocking_timeout=bad)
+        with pytest.raises(ValueError, match="blocking_timeout"):
+            Semaphore(stub, "sem", 1).acquire(blocking_timeout=bad)
+        with pytest.raises(ValueError, match="blocking_timeout"):
+            asyncio.run(AsyncLock(async_stub, "lk").acquire(blocking_timeout=bad))
+        with pytest.raises(ValueError, match="blocking_timeout"):
+            asyncio.run(AsyncSemaphore(async_stub, "sem", 1).acquire(blocking_timeout=bad))
+    assert stub.sent == async_stub.sent == []
+
+
+def test_infinity_is_for_ever(r: Any) -> None:
+    assert Lock(r, "lk", blocking_timeout=math.inf).acquire()
+    assert Semaphore(r, "sem", 1, blocking_timeout=math.inf).acquire()
+    lock = Lock(client(), "lk", timeout=5)
+    started = time.monotonic()
+    assert not lock.acquire(blocking=False, blocking_timeout=math.inf)
+    assert time.monotonic() - started < 0.5
+
+
+SEMAPHORE_CLASSES = [Semaphore, AsyncSemaphore]
+
+BAD_SEMAPHORE_ARGUMENTS: list[dict[str, Any]] = [
+    {"limit": 2.7},
+    {"limit": 2.0},
+    {"limit": True},
+    {"limit": 0},
+    {"limit": -1},
+    {"limit": 2**63},
+    {"limit": "3"},
+    {"limit": None},
+    {"lease": 0},
+    {"lease": -1},
+    {"lease": 0.0005},
+    {"lease": math.nan},
+    {"lease": math.inf},
+    {"lease": 1e12},
+    {"lease": True},
+    {"lease": "30"},
+    {"blocking_timeout": math.nan},
+    {"blocking_timeout": True},
+]
+
+
+@pytest.mark.parametrize("semaphore_class", SEMAPHORE_CLASSES, ids=LOCK_IDS)
+@pytest.mark.parametrize("arguments", BAD_SEMAPHORE_ARGUMENTS, ids=_ids(BAD_SEMAPHORE_ARGUMENTS))
+def test_a_semaphore_refuses_bad_arguments_when_made(semaphore_class: Any, arguments: dict[str, Any]) -> None:
+    (what,) = arguments
+    with pytest.raises(ValueError, match=what):
+        semaphore_class(None, "sem", **{"limit": 2, **arguments})
+
+
+@pytest.mark.parametrize("semaphore_class", SEMAPHORE_CLASSES, ids=LOCK_IDS)
+def test_a_semaphore_takes_whole_permits_and_leases_from_a_millisecond(semaphore_class: Any) -> None:
+    sem = semaphore_class(None, "sem", 2**63 - 1, 0.001, blocking=False, blocking_timeout=-1)
+    assert (sem.limit, sem.lease, sem.blocking, sem.blocking_timeout) == (2**63 - 1, 0.001, False, -1)
+    assert semaphore_class(None, "sem", 1, 30).lease == 30.0
+
+
+# A server without Goblin: GoblinModuleError from every entry point, MODULE LIST once per client.
+
+
+def bare_client(**options: Any) -> Any:
+    host, _, port = BARE.rpartition(":")
+    return redis.Redis(host=host, port=int(port), **options)
+
+
+def assert_only_module_lists_reached(bare: Any) -> None:
+    """Nothing but MODULE LIST reached the server: no Goblin command, and no error reply."""
+    assert set(calls(bare)) <= {"module|list", "config|resetstat", "info", "hello"}, calls(bare)
+    assert bare.info("errorstats") == {}
+
+
+def entry_points(client: Any, lock: Any, semaphore: Any, enter: Callable[[Any], Any]) -> list[tuple[str, Any]]:
+    """Every method of ``lock`` and ``semaphore`` (the sync classes or the asyncio ones) that
+    sends a Goblin command, each as a call to make on ``client``; ``enter`` uses a context manager."""
+
+    def held(lock: Any) -> Any:
+        lock.local.token = b"token"
+        return lock
+
+    def holding(sem: Any) -> Any:
+        sem.token = b"member"
+        return sem
+
+    return [
+        ("Lock.acquire", lambda: lock(client, "lk", timeout=5).acquire(blocking_timeout=1)),
+        ("Lock.acquire, not blocking", lambda: lock(client, "lk").acquire(blocking=False)),
+        ("Lock.do_acquire", lambda: lock(client, "lk").do_acquire(b"token")),
+        ("Lock.release", lambda: held(lock(client, "lk")).release()),
+        ("Lock.extend", lambda: held(lock(client, "lk", timeout=5)).extend(1)),
+        ("Lock.reacquire", lambda: held(lock(client, "lk", timeout=5)).reacquire()),
+        ("with Lock", lambda: enter(lock(client, "lk", blocking_timeout=1))),
+        ("Semaphore.acquire", lambda: semaphore(client, "sem", 2).acquire(blocking_timeout=1)),
+        ("Semaphore.acquire, not blocking", lambda: semaphore(client, "sem", 2).acquire(blocking=False)),
+        ("Semaphore.renew", lambda: holding(semaphore(client, "sem", 2)).renew()),
+        ("Semaphore.release", lambda: holding(semaphore(client, "sem", 2)).release()),
+        ("with Semaphore", lambda: enter(semaphore(client, "sem", 2))),
+    ]
+
+
+@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
+def test_a_server_without_goblin_is_a_clear_error_from_every_entry_point() -> None:
+    bare = bare_client()
+    bare.config_resetstat()  # after its connection is made (CLIENT SETINFO and the like)
+
+    def enter(manager: Any) -> None:
+        with manager:
+            pass
+
+    for what, call in entry_points(bare, Lock, Semaphore, enter):
+        with pytest.raises(GoblinModuleError, match="MODULE LOAD") as raised:
+            call()
+        assert "loadmodule" in str(raised.value), what
+    assert_only_module_lists_reached(bare)
+    bare.close()
+
+
+@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
+def test_a_server_without_goblin_is_a_clear_error_from_every_asyncio_entry_point() -> None:
+    async def enter(manager: Any) -> None:
+        async with manager:
+            pass
+
+    async def main() -> None:
+        host, _, port = BARE.rpartition(":")
+        bare: Any = redis.asyncio.Redis(host=host, port=int(port))
+        await bare.ping()  # its connection made (CLIENT SETINFO and the like) before the count starts
+        stats.config_resetstat()
+        for what, call in entry_points(bare, AsyncLock, AsyncSemaphore, enter):
+            with pytest.raises(GoblinModuleError, match="MODULE LOAD") as raised:
+                await call()
+            assert "loadmodule" in str(raised.value), what
+        await bare.aclose()
+
+    stats = bare_client()
+    asyncio.run(main())
+    assert_only_module_lists_reached(stats)
+    stats.close()
+
+
+def test_the_module_is_asked_for_once_per_client(r: Any) -> None:
+    """Once per client (by its connection pool) in RESP2 and RESP3, decoded or not, sync and
+    asyncio; not once per call."""
+
+    def module_lists() -> int:
+        return calls(r).get("module|list", 0)
+
+    for protocol in (2, 3):
+        for decode in (False, True):
+            before = module_lists()
+            connection = client(protocol=protocol, decode_responses=decode)
+            for _ in range(3):
+                lock = Lock(connection, "lk", timeout=5)
+                assert lock.acquire(blocking=False)
+                assert lock.extend(1)
+                lock.release()
+                sem = Semaphore(connection, "sem", 1)
+                assert sem.acquire()
+                sem.renew()
+                sem.release()
+            assert module_lists() - before == 1, (protocol, decode)
+            connection.close()
+    # Clients made on one connection pool share its check.
+    pool = redis.ConnectionPool(host=HOST, port=int(PORT))
+    before = module_lists()
+    for _ in range(3):
+        assert Lock(redis.Redis(connection_pool=pool), "lk").acquire(blocking=False)
+        r.delete("lk")
+    assert module_lists() - before == 1
+    pool.disconnect()
+
+    async def main() -> None:
+        connection = async_client(protocol=3, decode_responses=True)
+        for _ in range(3):
+            lock = AsyncLock(connection, "lk")
+            assert await lock.acquire(blocking_timeout=1)
+            await lock.release()
+            sem = AsyncSemaphore(connection, "sem", 1)
+            assert await sem.acquire(blocking=False)
+            await sem.release()
+        await connection.aclose()
+
+    before = module_lists()
+    asyncio.run(main())
+    assert module_lists() - before == 1
+
+
+def test_a_module_too_old_is_a_clear_error_and_asked_again() -> None:
+    old = Stub([{"name": "goblin", "ver": 299}])
+    with pytest.raises(GoblinModuleError, match=r"version 299 \(0\.2\.99\); goblin_redis needs version 300"):
+        Lock(old, "lk").acquire(blocking=False)
+    old_async = AsyncStub(old.modules)
+    with pytest.raises(GoblinModuleError, match="version 299"):
+        asyncio.run(AsyncSemaphore(old_async, "sem", 1).acquire())
+    # No Goblin command was sent; a failed check is not kept (a module loaded later is found).
+    assert old_async.sent == [("MODULE LIST",)]
+    with pytest.raises(GoblinModuleError, match="version 299"):
+        Semaphore(old, "sem", 1).acquire()
+    assert old.sent == [("MODULE LIST",), ("MODULE LIST",)]
+    old.modules = [{b"name": b"goblin", b"ver": 300}]
+    assert Lock(old, "lk").acquire(blocking=False)
+    assert Lock(old, "lk").acquire(blocking=False)
+    assert old.sent[2:] == [("MODULE LIST",), ("GOBLIN.LOCK", "lk", old.sent[3][2], 0), old.sent[4]]
+
+
+def test_a_server_that_refuses_module_list_is_taken_at_its_word(r: Any) -> None:
+    r.acl_setuser("app", enabled=True, passwords=["+app-secret"], keys=["*"], commands=["+@all", "-module"])
+    try:
+        app = client(username="app", password="app-secret")
+        lock = Lock(app, "lk", timeout=5)
+        assert lock.acquire(blocking=False)
+        lock.release()
+        sem = Semaphore(app, "sem", 1)
+        assert sem.acquire()
+        sem.release()
+        app.close()
+    finally:
+        r.acl_deluser("app")
+
+
+@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
+def test_a_server_without_goblin_behind_such_an_acl_is_a_clear_error_too() -> None:
+    """MODULE LIST refused, the Goblin command itself is the server's ``unknown command``,
+    explained: a GoblinModuleError that names it."""
+    bare = bare_client()
+    bare.acl_setuser("app", enabled=True, passwords=["+app-secret"], keys=["*"], commands=["+@all", "-module"])
+    try:
+        app = bare_client(username="app", password="app-secret")
+        with pytest.raises(GoblinModuleError, match=r"no GOBLIN\.LOCK: load the Goblin module") as raised:
+            Lock(app, "lk").acquire(blocking=False)
+        assert isinstance(raised.value.__cause__, redis.ResponseError)
+        with pytest.raises(GoblinModuleError, match=r"no GOBLIN\.BZWINDOW"):
+            Semaphore(app, "sem", 1).acquire()
+        app.close()
+    finally:
+        bare.acl_deluser("app")
+
+
+# The wait itself, planned with no I/O (goblin_redis._locking.take): what it sends, reply by reply.
+
+
+def claim() -> Claim:
+    def waiting(wait: float) -> Any:
+        return ("WAIT", wait)
+
+    return Claim(once=("ONCE",), waiting=waiting, give_back=("GIVE BACK",), granted=bool)
+
+
+def test_the_plan_of_an_acquire_that_does_not_wait() -> None:
+    for blocking, blocking_timeout in [(False, None), (False, 10), (True, 0), (True, -1)]:
+        plan = take(claim(), blocking, blocking_timeout, 4.0)
+        assert next(plan) == ("ONCE",)
+        with pytest.raises(StopIteration) as done:
+            plan.send(None)
+        assert done.value.value is False
+
+
+def test_the_plan_of_a_wait_in_slices() -> None:
+    plan = take(claim(), True, None, 4.0)  # for ever: slices of 4 s, the same command again and again
+    assert [next(plan), plan.send(None), plan.send(None)] == [("WAIT", 4.0)] * 3
+    with pytest.raises(StopIteration) as done:
+        plan.send(1)
+    assert done.value.value is True
+    # A blocking_timeout shorter than a slice: one slice of what is left, then no more.
+    plan = take(claim(), True, 0.05, 4.0)
+    command: Any = next(plan)
+    assert command[0] == "WAIT"
+    assert 0.04 < command[1] <= 0.05
+    time.sleep(0.06)
+    with pytest.raises(StopIteration) as done:
+        plan.send(None)
+    assert done.value.value is False
+
+
+def test_a_cancelled_waiter_gives_back_what_it_was_granted() -> None:
+    plan = take(claim(), True, None, 4.0, cancelled=lambda: True)
+    assert next(plan) == ("WAIT", 4.0)
+    assert plan.send(1) == ("GIVE BACK",)  # granted as the cancellation landed
+    with pytest.raises(asyncio.CancelledError):
+        plan.send(1)
+    plan = take(claim(), True, None, 4.0, cancelled=lambda: True)
+    next(plan)
+    with pytest.raises(asyncio.CancelledError):
+        plan.send(None)  # not granted: nothing to give back

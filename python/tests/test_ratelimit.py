@@ -3,7 +3,9 @@ arguments checked before anything is sent, and GOBLIN.MGCRA behind it on a real 
 nothing, peeks that write nothing, refunds that give back and never beyond full, a key shared by
 two sets, the server's own errors as redis-py's ResponseError; sync and on redis-py's asyncio.
 
-    GOBLIN_TEST_SERVER=127.0.0.1:PORT pytest python/tests/test_ratelimit.py
+    GOBLIN_TEST_SERVER=127.0.0.1:PORT GOBLIN_TEST_BARE=127.0.0.1:PORT pytest python/tests/test_ratelimit.py
+
+(``GOBLIN_TEST_BARE``: a server without the module, whose every call is a GoblinModuleError.)
 
 The policies' emission intervals are seconds or more, so no token comes back between the calls
 of a test and every count is exact; the seconds fields (rounded up) are exact too while a test's
@@ -15,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ import pytest
 import redis
 import redis.asyncio
 
+import goblin_redis
 from goblin_redis.ratelimit import (
     AsyncPolicySet,
     Policy,
@@ -39,6 +42,7 @@ from goblin_redis.ratelimit import (
 
 SERVER = os.environ.get("GOBLIN_TEST_SERVER", "127.0.0.1:6379")
 HOST, _, PORT = SERVER.rpartition(":")
+BARE = os.environ.get("GOBLIN_TEST_BARE", "")
 
 # 3 a minute (one back every 20 s) and 100 an hour (one back every 36 s), per user.
 MINUTE = Policy("minute", key("user42", "minute"), limit=3, period=60)
@@ -131,13 +135,18 @@ def test_key_and_slots() -> None:
 
 
 class _Recorder:
-    """A client that records what it is sent and replies as GOBLIN.MGCRA would."""
+    """A client that records what it is sent and replies as GOBLIN.MGCRA would, on a server
+    whose MODULE LIST lists Goblin (counted apart: the check asked before a client's first call)."""
 
     def __init__(self, reply: Any) -> None:
         self.sent: list[tuple[Any, ...]] = []
+        self.module_lists = 0
         self.reply = reply
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
+        if args == ("MODULE LIST",):
+            self.module_lists += 1
+            return [{"name": "goblin", "ver": goblin_redis.__module_version__}]
         self.sent.append(args)
         return self.reply
 
@@ -160,6 +169,7 @@ def test_the_command_sent() -> None:
         ("GOBLIN.MGCRA", 2, *policies, "TOKENS", 5, "REFUND"),
         ("GOBLIN.MGCRA", 1, "k", 1, 4, "0.5", "TOKENS", 1, "PEEK"),
     ]
+    assert client.module_lists == 1  # once for the client, whichever set calls first
     with pytest.raises(TypeError, match="not 4 fields"):
         PolicySet(_Recorder([0, -1, [0, 3, 2, -1, 20]]), [MINUTE, HOUR]).hit()
 
@@ -169,6 +179,13 @@ BAD_POLICIES: list[tuple[str, Any, type[Exception]]] = [
     ("limit True", lambda: Policy("p", "k", limit=True, period=1), TypeError),
     ("limit 1.5", lambda: Policy("p", "k", limit=1.5, period=1), TypeError),  # type: ignore[arg-type]
     ("limit 2**63", lambda: Policy("p", "k", limit=2**63, period=1), ValueError),
+    ("limit -1", lambda: Policy("p", "k", limit=-1, period=1), ValueError),
+    ("limit text", lambda: Policy("p", "k", limit="10", period=1), TypeError),  # type: ignore[arg-type]
+    ("tokens_per_period True", lambda: Policy("p", "k", limit=1, period=1, tokens_per_period=True), TypeError),
+    ("tokens_per_period 1.5", lambda: Policy("p", "k", limit=1, period=1, tokens_per_period=1.5), TypeError),  # type: ignore[arg-type]
+    ("tokens_per_period 2**63", lambda: Policy("p", "k", limit=1, period=1, tokens_per_period=2**63), ValueError),
+    ("period True", lambda: Policy("p", "k", limit=1, period=True), TypeError),
+    ("period None", lambda: Policy("p", "k", limit=1, period=None), TypeError),  # type: ignore[arg-type]
     ("tokens_per_period 0", lambda: Policy("p", "k", limit=1, period=1, tokens_per_period=0), ValueError),
     ("period 0", lambda: Policy("p", "k", limit=1, period=0), ValueError),
     ("period -1", lambda: Policy("p", "k", limit=1, period=-1), ValueError),
@@ -402,3 +419,64 @@ def test_the_docs_snippet_runs(server: redis.Redis) -> None:
     exec(snippet.replace("redis.Redis()", f"redis.Redis(host={HOST!r}, port={int(PORT)})"), scope)
     assert scope["settled"].allowed
     assert _mgcra_calls(server) == 4
+
+
+# A server without Goblin: a GoblinModuleError from every call, MODULE LIST once per client.
+
+
+@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
+def test_a_server_without_goblin_is_a_clear_error() -> None:
+    host, _, port = BARE.rpartition(":")
+    bare = redis.Redis(host=host, port=int(port))
+    bare.config_resetstat()  # after its connection is made (CLIENT SETINFO and the like)
+    limits = PolicySet(bare, [MINUTE, HOUR])
+    calls: list[Callable[[int], Result]] = [limits.hit, limits.peek, limits.refund]
+    for call in calls:
+        with pytest.raises(goblin_redis.GoblinModuleError, match="MODULE LOAD"):
+            call(1)
+
+    async def run() -> None:
+        client: Any = redis.asyncio.Redis(host=host, port=int(port))
+        await client.ping()
+        bare.config_resetstat()
+        limits = AsyncPolicySet(client, [MINUTE, HOUR])
+        awaited: list[Callable[[int], Awaitable[Result]]] = [limits.hit, limits.peek, limits.refund]
+        for call in awaited:
+            with pytest.raises(goblin_redis.GoblinModuleError, match="MODULE LOAD"):
+                await call(1)
+        await client.aclose()
+
+    asyncio.run(run())
+    # Only MODULE LIST reached it (no GOBLIN.MGCRA: no error reply), asked again while it fails.
+    stats: dict[str, Any] = bare.info("commandstats")  # type: ignore[assignment]
+    assert int(stats["cmdstat_module|list"]["calls"]) == 3
+    assert bare.info("errorstats") == {}
+    bare.close()
+
+
+def test_the_module_is_asked_for_once_per_client(server: redis.Redis) -> None:
+    def module_lists() -> int:
+        stats: dict[str, Any] = server.info("commandstats")  # type: ignore[assignment]
+        return int(stats.get("cmdstat_module|list", {}).get("calls", 0))
+
+    for protocol in (2, 3):
+        client = redis.Redis(host=HOST, port=int(PORT), protocol=protocol, decode_responses=protocol == 3)
+        before = module_lists()
+        for _ in range(3):
+            limits = PolicySet(client, [MINUTE, HOUR])
+            limits.hit()
+            limits.peek()
+            limits.refund(1)
+        assert module_lists() - before == 1, protocol
+        client.close()
+
+    async def run() -> None:
+        client = redis.asyncio.Redis(host=HOST, port=int(PORT))
+        for _ in range(3):
+            await AsyncPolicySet(client, [MINUTE, HOUR]).hit()
+        await client.aclose()
+
+    before = module_lists()
+    asyncio.run(run())
+    assert module_lists() - before == 1
+    assert _mgcra_calls(server) == 2 * 3 * 3 + 3

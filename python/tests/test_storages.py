@@ -28,7 +28,8 @@ from limits.strategies import MovingWindowRateLimiter
 
 import goblin_redis
 import goblin_redis.limits as goblin
-from goblin_redis.limits import _wire as wire
+from goblin_redis import _commands as commands
+from goblin_redis.limits import _shared as shared
 
 SERVER = os.environ.get("GOBLIN_TEST_SERVER", "127.0.0.1:6379")
 BARE = os.environ.get("GOBLIN_TEST_BARE", "")
@@ -139,10 +140,64 @@ def test_a_server_without_goblin_is_a_clear_error_at_the_first_call(kind: str) -
     assert isinstance(raised.value, ConfigurationError)
     assert "loadmodule" in str(raised.value)
     assert _call(_storage(kind, BARE).check()) is False
+    every_method: list[Callable[[Any], Any]] = [
+        lambda s: s.incr("k", 60),
+        lambda s: s.get("k"),
+        lambda s: s.get_expiry("k"),
+        lambda s: s.clear("k"),
+        lambda s: s.reset(),
+        lambda s: s.acquire_entry("k", 10, 60),
+        lambda s: s.get_moving_window("k", 10, 60),
+        lambda s: s.acquire_sliding_window_entry("k", 10, 60),
+        lambda s: s.get_sliding_window("k", 60),
+        lambda s: s.clear_sliding_window("k", 60),
+    ]
+    # Only MODULE LIST reaches the server (no Goblin command: no error reply), asked again while
+    # it fails. The counts start once the connections are made (CLIENT SETINFO and the like).
+    host, _, port = BARE.rpartition(":")
+    admin = redis.Redis(host=host, port=int(port))
+    client = storage.storage if kind == "sync" else storage.backend.client
+    _call(client.ping())
+    admin.config_resetstat()
+    for method in every_method:
+        with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
+            _call(method(storage))
+    stats: dict[str, dict[str, Any]] = admin.info("commandstats")  # type: ignore[assignment]
+    assert admin.info("errorstats") == {}
+    assert int(stats["cmdstat_module|list"]["calls"]) == len(every_method), stats
     strategy = MovingWindowRateLimiter if kind == "sync" else limits.aio.strategies.MovingWindowRateLimiter
     limiter = strategy(_storage(kind, BARE))
     with pytest.raises(goblin.GoblinModuleError):
         _call(limiter.hit(RateLimitItemPerMinute(5), "user"))
+
+
+def _connections(client: redis.Redis) -> int:
+    stats: dict[str, Any] = client.info("stats")  # type: ignore[assignment]
+    return int(stats["total_connections_received"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_module_is_asked_for_once_per_storage(server: redis.Redis, kind: str) -> None:
+    """MODULE LIST once per client (its connection pool), before the first call, not per call.
+    (coredis asks MODULE LIST itself, once per connection it opens: those are counted apart.)"""
+    opened = _connections(server)
+    storage = _storage(kind)
+    for _ in range(3):
+        _call(storage.incr("f", 60))
+        _call(storage.get("f"))
+        _call(storage.acquire_entry("m", 10, 60))
+        _call(storage.get_moving_window("m", 10, 60))
+        _call(storage.acquire_sliding_window_entry("s", 10, 60))
+        _call(storage.clear("f"))
+        _call(storage.reset())
+    stats: dict[str, dict[str, Any]] = server.info("commandstats")  # type: ignore[assignment]
+    coredis_own = _connections(server) - opened if kind == "coredis" else 0
+    assert int(stats["cmdstat_module|list"]["calls"]) == 1 + coredis_own
+
+
+def test_one_error_class_for_the_whole_package() -> None:
+    assert goblin.GoblinModuleError is goblin_redis.GoblinModuleError is commands.GoblinModuleError
+    assert issubclass(goblin.GoblinModuleError, ConfigurationError)  # with limits installed
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -192,30 +247,30 @@ def test_module_list_replies() -> None:
     resp2 = [[b"name", b"lua", b"ver", 1], [b"name", b"goblin", b"ver", 100, b"path", b"/x.so", b"args", []]]
     resp3 = [{b"name": b"goblin", b"ver": 100}]
     parsed = [{"name": "goblin", "ver": 101}]  # redis-py's MODULE LIST callback
-    assert [wire.module_version(r) for r in (resp2, resp3, parsed, [], None)] == [100, 100, 101, None, None]
+    assert [commands.module_version(r) for r in (resp2, resp3, parsed, [], None)] == [100, 100, 101, None, None]
     with pytest.raises(goblin.GoblinModuleError, match="version 99"):
-        wire.check_module_list([{"name": "goblin", "ver": 99}])
+        commands.check_module_list([{"name": "goblin", "ver": 99}])
     with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
-        wire.check_module_list([{"name": "lua", "ver": 1}])
+        commands.check_module_list([{"name": "lua", "ver": 1}])
     assert goblin_redis.__module_version__ == 300
 
 
 def test_error_replies_that_mean_an_older_or_no_module() -> None:
-    unknown = wire.module_error("GOBLIN.SWINDOW", Exception("unknown command 'GOBLIN.SWINDOW', with args ..."))
+    unknown = commands.module_error("GOBLIN.SWINDOW", Exception("unknown command 'GOBLIN.SWINDOW', with args ..."))
     assert unknown is not None
     assert "no GOBLIN.SWINDOW" in str(unknown)
-    older = wire.module_error("GOBLIN.ZWINDOW", Exception("wrong number of arguments for 'goblin.zwindow' command"))
+    older = commands.module_error("GOBLIN.ZWINDOW", Exception("wrong number of arguments for 'goblin.zwindow' command"))
     assert older is not None
     assert "older" in str(older)
-    assert wire.module_error("GOBLIN.INCREX", Exception("WRONGTYPE Operation against a key")) is None
+    assert commands.module_error("GOBLIN.INCREX", Exception("WRONGTYPE Operation against a key")) is None
 
 
 def test_uris() -> None:
-    assert wire.redis_url("goblins://:pw@h:1/2", {"goblins": "rediss"}) == "rediss://:pw@h:1/2"
+    assert shared.redis_url("goblins://:pw@h:1/2", {"goblins": "rediss"}) == "rediss://:pw@h:1/2"
     with pytest.raises(ConfigurationError):
-        wire.redis_url("redis://h:1", {"goblin": "redis"})
-    nodes, auth = wire.cluster_nodes("goblin+cluster://u:p%40ss@a:1,b:2/")
+        shared.redis_url("redis://h:1", {"goblin": "redis"})
+    nodes, auth = shared.cluster_nodes("goblin+cluster://u:p%40ss@a:1,b:2/")
     assert (nodes, auth) == ([("a", 1), ("b", 2)], {"username": "u", "password": "p@ss"})
     with pytest.raises(ConfigurationError):
-        wire.cluster_nodes("goblin+cluster://a,b:2")
-    assert wire.scan_pattern("a*b?[c]\\") == "a\\*b\\?\\[c\\]\\\\:*"
+        shared.cluster_nodes("goblin+cluster://a,b:2")
+    assert shared.scan_pattern("a*b?[c]\\") == "a\\*b\\?\\[c\\]\\\\:*"

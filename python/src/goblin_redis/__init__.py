@@ -1,19 +1,26 @@
-"""Goblin's native rate-limit commands from Python.
+"""Goblin's native rate-limit and lock commands from Python.
 
-``import goblin_redis.limits`` registers the ``goblin://`` storages of the ``limits`` library
-(beneath Flask-Limiter and slowapi): every rate-limit decision is one Goblin command, with no
-Lua and no MULTI. ``goblin_redis.lock`` (and ``goblin_redis.asyncio.lock``) holds redis-py's
-``Lock`` on Goblin's lock commands, whose waiters wait in line inside the server, and a
-``Semaphore``.
+``goblin_redis.lock`` (and ``goblin_redis.asyncio.lock``) holds redis-py's ``Lock`` on Goblin's
+lock commands, whose waiters wait in line inside the server, and a ``Semaphore``.
 ``goblin_redis.ratelimit`` checks sets of GCRA policies in one GOBLIN.MGCRA call, all or
-nothing, and renders the IETF ``RateLimit`` fields.
+nothing, and renders the IETF ``RateLimit`` fields. Both need only redis-py.
+``import goblin_redis.limits`` (``pip install goblin-redis[limits]``) registers the
+``goblin://`` storages of the ``limits`` library (beneath Flask-Limiter and slowapi): every
+rate-limit decision is one Goblin command, with no Lua and no MULTI.
+
+A server without the Goblin module, or with one older than this package, is a
+:class:`GoblinModuleError` at the first call of any of them.
 """
 
-__version__ = "0.1.0"
+# The Goblin module's own version (Cargo.toml's): the package and the module are released together.
+__version__ = "0.3.0"
 
-#: The Goblin module this package needs, as ``MODULE LIST`` reports its version: at least this
-#: (300 is Goblin 0.3.0, the first with COST, GOBLIN.ZWSTATS, GOBLIN.SWINDOW and GOBLIN.SWSTATS).
-#: The storages check it on their first call to the server.
-__module_version__ = 300
+#: The Goblin module this package needs, as ``MODULE LIST`` reports its version (major * 10000 +
+#: minor * 100 + patch): at least the package's own, 300 for 0.3.0. Every entry point checks it
+#: once per client, before its first command (``goblin_redis._commands``).
+__module_version__ = sum(int(part) * scale for part, scale in zip(__version__.split("."), (10000, 100, 1), strict=True))
 
-__all__ = ["__module_version__", "__version__"]
+# After the versions: the vocabulary reads __module_version__.
+from ._commands import GoblinModuleError
+
+__all__ = ["GoblinModuleError", "__module_version__", "__version__"]

@@ -1,20 +1,32 @@
-"""What the sync and async lock classes share: tokens, leases in milliseconds, and the slices a
-blocking acquire waits in (each shorter than the connection's socket timeout)."""
+"""What the sync and asyncio locks and semaphores share, with no I/O: their arguments checked,
+their tokens, and each of their operations as a plan over the command vocabulary
+(``goblin_redis._commands``). Above all the blocking acquire, :func:`take`, written once: a
+wait sent in slices shorter than the client's socket timeout, each re-sent with the same token,
+ending at ``blocking_timeout`` to the millisecond. ``goblin_redis.lock`` carries the plans out
+on a sync client, ``goblin_redis.asyncio.lock`` on an asyncio one."""
 
 from __future__ import annotations
 
+import asyncio
 import math
+import time
 import uuid
-from typing import Any, cast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, cast
 
 from redis.exceptions import LockError, LockNotOwnedError
+
+from . import _commands as commands
+from ._commands import Command, Plan, send
 
 #: The longest one blocking command waits (when the connection has no socket timeout, say): a
 #: waiter still comes back now and then, so a lost connection is noticed within this.
 LONGEST_SLICE = 60.0
 
-#: The shortest wait sent to the server: 0 would mean "for ever" to a blocking command.
-SHORTEST_WAIT = 0.001
+#: The longest lease or lock timeout (seconds): GOBLIN.GCRA's bound on a period, far below where
+#: the server's clock plus the lease would overflow.
+LONGEST_LEASE = 1e12
 
 
 def new_token() -> bytes:
@@ -22,19 +34,11 @@ def new_token() -> bytes:
     return uuid.uuid1().hex.encode()
 
 
-def lease_ms(timeout: float | None) -> int:
-    """The lease in milliseconds for a lock's ``timeout`` in seconds: 0 for None or 0 (no lease,
-    as redis-py's Lock takes it), otherwise ``int(timeout * 1000)`` as redis-py truncates it,
-    but at least 1 ms for a positive timeout, so that a tiny lease never becomes no lease."""
-    if not timeout:
-        return 0
-    ms = int(timeout * 1000)
-    return max(ms, 1) if timeout > 0 else ms
-
-
-def positive_ms(seconds: float) -> int:
-    """A time in seconds as whole milliseconds, truncated as redis-py does."""
-    return int(seconds * 1000)
+def encoded(client: object, token: str | bytes) -> bytes:
+    """A caller's token as bytes, by the client's own encoder (redis-py's Lock does)."""
+    encoder = cast(Any, client).get_encoder()
+    result: bytes = encoder.encode(token)
+    return result
 
 
 def socket_timeout(client: Any) -> float | None:  # noqa: ANN401
@@ -63,27 +67,307 @@ def slice_length(client: Any) -> float:  # noqa: ANN401
     timeout = socket_timeout(client)
     if timeout is None or timeout <= 0 or math.isinf(timeout):
         return LONGEST_SLICE
-    return max(min(timeout - min(1.0, 0.75 * timeout), LONGEST_SLICE), SHORTEST_WAIT)
+    return max(min(timeout - min(1.0, 0.75 * timeout), LONGEST_SLICE), commands.SHORTEST_WAIT)
 
 
-def wait_argument(seconds: float) -> str:
-    """A blocking command's timeout argument: seconds with microseconds, never below
-    ``SHORTEST_WAIT`` (the server rounds up to the millisecond; 0 would wait for ever)."""
-    return f"{max(seconds, SHORTEST_WAIT):.6f}"
-
-
-def granted(reply: Any) -> bool:  # noqa: ANN401
-    """GOBLIN.LOCK / GOBLIN.BLOCK's reply: OK (in any protocol or decoding) or nil."""
-    return reply is not None and reply is not False
-
-
-def lock_error(message: str, name: str | None = None) -> LockError:
+def lock_error(message: str, name: object = None) -> LockError:
     """redis-py's ``LockError`` (its constructor is untyped)."""
     error: LockError = cast(Any, LockError)(message, lock_name=name)
     return error
 
 
-def not_owned(message: str, name: str | None = None) -> LockNotOwnedError:
+def not_owned(message: str, name: object = None) -> LockNotOwnedError:
     """redis-py's ``LockNotOwnedError``: the lock or permit is no longer this holder's."""
     error: LockNotOwnedError = cast(Any, LockNotOwnedError)(message, lock_name=name)
     return error
+
+
+# ---------------------------------------------------------------------------------- checks
+def check_timeout(timeout: object) -> float | None:
+    """A lock's ``timeout``: None or 0, no lease (as redis-py's Lock takes them), or a lease
+    of that many seconds (at least a millisecond is kept)."""
+    if timeout is None:
+        return None
+    seconds = commands.number(timeout, "timeout")
+    if not 0 <= seconds < LONGEST_LEASE:
+        raise ValueError(
+            f"timeout must be None or 0 (no lease), or a lease below {LONGEST_LEASE:g} seconds, not {timeout!r}"
+        )
+    return seconds
+
+
+def check_sleep(sleep: object) -> float:
+    """A lock's ``sleep``, accepted as redis-py's Lock takes it (and unused: nothing polls)."""
+    seconds = commands.number(sleep, "sleep")
+    if not 0 <= seconds < math.inf:
+        raise ValueError(f"sleep must be a finite number of seconds, 0 or more, not {sleep!r}")
+    return seconds
+
+
+def check_blocking_timeout(blocking_timeout: object) -> float | None:
+    """``blocking_timeout``: None or ``inf`` waits for ever; 0 or less tries once, as redis-py's."""
+    return None if blocking_timeout is None else commands.number(blocking_timeout, "blocking_timeout")
+
+
+def check_limit(limit: object) -> int:
+    """A semaphore's ``limit``: how many permits, a whole number of at least one."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= commands.I64_MAX:
+        raise ValueError(
+            f"a semaphore needs at least one permit: limit must be an int from 1 to 2**63 - 1, not {limit!r}"
+        )
+    return limit
+
+
+def check_lease(lease: object) -> float:
+    """A permit's ``lease``: a positive number of seconds, a millisecond or more (the server
+    ages a permit out on its millisecond clock: a shorter lease would be no permit at all)."""
+    seconds = commands.number(lease, "lease")
+    if not commands.SHORTEST_WAIT <= seconds < LONGEST_LEASE:
+        raise ValueError(
+            f"a permit's lease must be positive: from 0.001 to below {LONGEST_LEASE:g} seconds, not {lease!r}"
+        )
+    return float(seconds)
+
+
+# -------------------------------------------------------------------------------- the wait
+def never() -> bool:
+    """No cancellation: a sync caller's."""
+    return False
+
+
+@dataclass(slots=True)
+class Claim:
+    """What taking one lock or permit sends: ``once``, the attempt that does not wait;
+    ``waiting(seconds)``, the one that waits in the server's line that long at most; and
+    ``give_back``, the release of what a cancelled waiter was granted meanwhile. ``granted``
+    reads the reply of either attempt."""
+
+    once: Command
+    waiting: Callable[[float], Command]
+    give_back: Command
+    granted: Callable[[object], bool]
+
+
+def take(
+    claim: Claim,
+    blocking: bool,
+    blocking_timeout: float | None,
+    slice_length: float,
+    cancelled: Callable[[], bool] = never,
+) -> Plan[bool]:
+    """Taking a lock or a permit, planned; True once held. Not blocking (or a
+    ``blocking_timeout`` of 0 or less): ``claim.once`` alone. Blocking: ``claim.waiting`` in
+    slices of ``slice_length`` (each re-sent with the same token keeps the caller's place, and
+    gets again what a reply lost to a timeout granted), until granted or ``blocking_timeout``
+    seconds have passed (None: for ever), the last slice cut to the time left.
+
+    ``cancelled`` is asked after each reply (asyncio: the task was cancelled, the cancellation
+    lost on the way): then what was granted meanwhile is given back, and the wait ends in
+    ``CancelledError``."""
+    for command in _attempts(claim, blocking, blocking_timeout, slice_length):
+        reply = yield from send(command)
+        if cancelled():
+            if claim.granted(reply):
+                yield from send(claim.give_back)
+            raise asyncio.CancelledError
+        if claim.granted(reply):
+            return True
+    return False
+
+
+def _attempts(claim: Claim, blocking: bool, blocking_timeout: float | None, slice_length: float) -> Iterator[Command]:
+    """The attempts of one acquire, each asked for once the previous one's reply is in."""
+    if not blocking or (blocking_timeout is not None and blocking_timeout <= 0):
+        yield claim.once
+        return
+    deadline = None if blocking_timeout is None else time.monotonic() + blocking_timeout
+    while True:
+        wait = slice_length
+        if deadline is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            wait = min(wait, remaining)
+        yield claim.waiting(wait)
+
+
+class _Waiter(Protocol):
+    """What an acquire reads of its lock or semaphore: the defaults of its arguments."""
+
+    @property
+    def blocking(self) -> object: ...
+
+    @property
+    def blocking_timeout(self) -> float | None: ...
+
+
+def _waiting(owner: _Waiter, blocking: object, blocking_timeout: object) -> tuple[bool, float | None]:
+    """An acquire's ``blocking`` and ``blocking_timeout``: the owner's own where None."""
+    if blocking is None:
+        blocking = owner.blocking
+    timeout = owner.blocking_timeout if blocking_timeout is None else check_blocking_timeout(blocking_timeout)
+    return bool(blocking), timeout
+
+
+# ---------------------------------------------------------------------------------- a lock
+class LockState(_Waiter, Protocol):
+    """What the plans read and write of redis-py's ``Lock`` (sync or asyncio)."""
+
+    @property
+    def redis(self) -> Any: ...  # noqa: ANN401
+
+    @property
+    def name(self) -> Any: ...  # noqa: ANN401 (redis-py's: str, bytes or memoryview)
+
+    @property
+    def timeout(self) -> float | None: ...
+
+    @property
+    def sleep(self) -> float: ...
+
+    @property
+    def local(self) -> Any: ...  # noqa: ANN401 (a threading.local or a SimpleNamespace, with .token)
+
+
+def check_lock(lock: LockState) -> None:
+    """The arguments of a lock's constructor that redis-py's stores unchecked, checked before
+    anything is sent: ``timeout``, ``sleep`` and ``blocking_timeout``."""
+    check_timeout(lock.timeout)
+    check_sleep(lock.sleep)
+    check_blocking_timeout(lock.blocking_timeout)
+
+
+def _lock_claim(lock: LockState, token: bytes) -> Claim:
+    name, timeout = lock.name, lock.timeout
+    return Claim(
+        once=commands.lock(name, token, timeout),
+        waiting=lambda wait: commands.block(name, token, timeout, wait),
+        give_back=commands.cad(name, token),
+        granted=commands.granted,
+    )
+
+
+def acquiring(
+    lock: LockState,
+    blocking: object,
+    blocking_timeout: object,
+    token: str | bytes | None,
+    cancelled: Callable[[], bool] = never,
+) -> Plan[bool]:
+    """``Lock.acquire``: a fresh token (or the caller's), the lock's own ``blocking`` and
+    ``blocking_timeout`` where None; the token is the lock's once it holds."""
+    held = new_token() if token is None else encoded(lock.redis, token)
+    wait, timeout = _waiting(lock, blocking, blocking_timeout)
+    if (yield from take(_lock_claim(lock, held), wait, timeout, slice_length(lock.redis), cancelled)):
+        lock.local.token = held
+        return True
+    return False
+
+
+def attempting(lock: LockState, token: str | bytes) -> Plan[bool]:
+    """``Lock.do_acquire``: one attempt that does not wait (``GOBLIN.LOCK``)."""
+    return take(_lock_claim(lock, encoded(lock.redis, token)), False, None, LONGEST_SLICE)
+
+
+def releasing(lock: LockState, token: str | bytes) -> Plan[None]:
+    """``Lock.do_release``: ``GOBLIN.CAD``."""
+    if not commands.as_int((yield from send(commands.cad(lock.name, token)))):
+        raise not_owned("Cannot release a lock that's no longer owned", lock.name)
+
+
+def extending(lock: LockState, additional_time: float, replace_ttl: bool) -> Plan[Literal[True]]:
+    """``Lock.do_extend``: ``GOBLIN.EXTEND``, ``additional_time`` truncated to milliseconds as
+    redis-py does; a time that is not positive is the server's ResponseError."""
+    return _extending(lock, int(additional_time * 1000), replace_ttl, "extend")
+
+
+def reacquiring(lock: LockState) -> Plan[Literal[True]]:
+    """``Lock.do_reacquire``: ``GOBLIN.EXTEND ... REPLACE``, the lease starts over at ``timeout``."""
+    return _extending(lock, commands.lease_ms(lock.timeout), True, "reacquire")
+
+
+def _extending(lock: LockState, ms: int, replace: bool, what: str) -> Plan[Literal[True]]:
+    if not commands.as_int((yield from send(commands.extend(lock.name, lock.local.token, ms, replace)))):
+        raise not_owned(f"Cannot {what} a lock that's no longer owned", lock.name)
+    return True
+
+
+# ------------------------------------------------------------------------------ a semaphore
+class Permits:
+    """What :class:`goblin_redis.lock.Semaphore` and :class:`goblin_redis.asyncio.lock.Semaphore`
+    share: the arguments, checked in the constructor; the member of this holder's permit; and
+    each operation as a plan.
+
+    :param client: a redis-py client (sync or asyncio, one server or a cluster).
+    :param name: the key: a sorted set of the holders, scored by when they took or renewed.
+    :param limit: how many permits there are (every holder must use the same): an int, 1 or more.
+    :param lease: seconds a permit lasts without a renewal (the key's TTL too): from 0.001.
+    :param blocking: whether ``acquire`` waits by default.
+    :param blocking_timeout: the longest ``acquire`` waits by default (None: for ever).
+    """
+
+    def __init__(
+        self,
+        client: Any,  # noqa: ANN401
+        name: str,
+        limit: int,
+        lease: float = 30.0,
+        *,
+        blocking: bool = True,
+        blocking_timeout: float | None = None,
+    ) -> None:
+        self.redis = client
+        self.name = name
+        self.limit = check_limit(limit)
+        self.lease = check_lease(lease)
+        self.blocking = blocking
+        self.blocking_timeout = check_blocking_timeout(blocking_timeout)
+        #: The member this holder's permit is recorded as, while it holds one.
+        self.token: bytes | None = None
+
+    def _claim(self, member: bytes) -> Claim:
+        name, lease, limit = self.name, self.lease, self.limit
+        return Claim(
+            once=commands.permit(name, lease, limit, member),
+            waiting=lambda wait: commands.bzwindow(name, lease, limit, member, wait),
+            give_back=commands.cad(name, member),
+            granted=commands.admitted,
+        )
+
+    def _acquiring(
+        self, blocking: bool | None, blocking_timeout: float | None, cancelled: Callable[[], bool] = never
+    ) -> Plan[bool]:
+        """Not blocking (or a ``blocking_timeout`` of 0 or less): one ``GOBLIN.ZWINDOW``,
+        refused while anyone waits in line. Blocking: ``GOBLIN.BZWINDOW``, waiting in line up
+        to ``blocking_timeout`` seconds (None: for ever), in slices shorter than the socket
+        timeout."""
+        if self.token is not None:
+            raise lock_error("This semaphore object already holds a permit", self.name)
+        member = new_token()
+        wait, timeout = _waiting(self, blocking, blocking_timeout)
+        if (yield from take(self._claim(member), wait, timeout, slice_length(self.redis), cancelled)):
+            self.token = member
+            return True
+        return False
+
+    def _renewing(self) -> Plan[None]:
+        """``GOBLIN.ZWINDOW ... XX``; a permit found lost is no longer this object's."""
+        member = self._held("renew")
+        if not commands.admitted((yield from send(commands.renewal(self.name, self.lease, self.limit, member)))):
+            self.token = None
+            raise not_owned("Cannot renew a permit that's no longer held", self.name)
+
+    def _releasing(self) -> Plan[None]:
+        """``GOBLIN.CAD key member``. The member is forgotten once the server has answered (if
+        the call fails on the way, or an asyncio task is cancelled in it, it can be released
+        again, as redis-py's asyncio Lock keeps its token)."""
+        member = self._held("release")
+        released = commands.as_int((yield from send(commands.cad(self.name, member))))
+        self.token = None
+        if not released:
+            raise not_owned("Cannot release a permit that's no longer held", self.name)
+
+    def _held(self, what: str) -> bytes:
+        if self.token is None:
+            raise lock_error(f"Cannot {what} a permit that is not held", self.name)
+        return self.token

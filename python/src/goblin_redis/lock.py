@@ -25,19 +25,22 @@ and ``sleep`` in a loop        in the server's line, and holds the lock the mome
 
 The key is the lock's name, a plain string holding the token with a PX lease, as redis-py
 keeps it: ``locked()`` and ``owned()`` are redis-py's own ``GET``. ``sleep`` is accepted and
-stored, and unused: nothing polls.
+stored, and unused: nothing polls. A server without Goblin (or with one older than this package)
+is a :class:`goblin_redis.GoblinModuleError` at the first call, ``MODULE LIST`` being asked once
+per client. Each operation is a plan of ``goblin_redis._locking`` over the commands of
+``goblin_redis._commands``; this module carries them out on redis-py's sync client.
 """
 
 from __future__ import annotations
 
-import time
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal
 
 import redis.lock
 from redis.typing import Number
 
 from . import _locking
+from ._commands import run
 
 __all__ = ["Lock", "Semaphore"]
 
@@ -47,13 +50,20 @@ class Lock(redis.lock.Lock):
     methods, exceptions and key, for ``r.lock(name, ..., lock_class=Lock)``.
 
     A blocking :meth:`acquire` waits inside the server (``GOBLIN.BLOCK``), first come, first
-    served, in slices a margin shorter than the connection's socket timeout (re-sending the same token
-    is idempotent: the holder's own token re-arms), so redis-py's socket timeout and retries
-    never cut a wait short. ``blocking_timeout`` is honoured to the millisecond.
+    served, in slices a margin shorter than the connection's socket timeout (re-sending the same
+    token is idempotent: the holder's own token re-arms), so redis-py's socket timeout and
+    retries never cut a wait short. ``blocking_timeout`` is honoured to the millisecond.
+
+    The constructor's ``timeout`` (None or 0 for no lease, else a number of seconds below 1e12),
+    ``sleep`` (a finite number, 0 or more) and ``blocking_timeout`` (None or a number, not NaN)
+    are checked when the lock is made: anything else is a ValueError, before any command.
     """
 
     def register_scripts(self) -> None:
-        """Nothing to register: no operation runs a script."""
+        """redis-py's constructor calls this last, to register its Lua scripts: there are none
+        here (no operation runs a script), and the constructor's arguments are checked instead,
+        so that the constructor itself stays redis-py's own."""
+        _locking.check_lock(self)
 
     def acquire(
         self,
@@ -67,63 +77,27 @@ class Lock(redis.lock.Lock):
         Otherwise wait in line, up to ``blocking_timeout`` seconds (None: for ever).
         ``sleep`` is unused (nothing polls); it keeps redis-py's positional order."""
         del sleep
-        encoded = _locking.new_token() if token is None else self.redis.get_encoder().encode(token)
-        if blocking is None:
-            blocking = self.blocking
-        if blocking_timeout is None:
-            blocking_timeout = self.blocking_timeout
-        if self._take(encoded, blocking, blocking_timeout):
-            self.local.token = encoded
-            return True
-        return False
-
-    def _take(self, token: bytes, blocking: bool, blocking_timeout: Number | None) -> bool:
-        ms = _locking.lease_ms(self.timeout)
-        if not blocking or (blocking_timeout is not None and blocking_timeout <= 0):
-            return _locking.granted(self.redis.execute_command("GOBLIN.LOCK", self.name, token, ms))
-        deadline = None if blocking_timeout is None else time.monotonic() + float(blocking_timeout)
-        slice_length = _locking.slice_length(self.redis)
-        while True:
-            wait = slice_length
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                wait = min(wait, remaining)
-            reply = self.redis.execute_command("GOBLIN.BLOCK", self.name, token, ms, _locking.wait_argument(wait))
-            if _locking.granted(reply):
-                return True
+        return run(self.redis, _locking.acquiring(self, blocking, blocking_timeout, token))
 
     def do_acquire(self, token: str | bytes) -> bool:
         """One attempt that does not wait (``GOBLIN.LOCK``)."""
-        encoded = self.redis.get_encoder().encode(token)
-        return self._take(encoded, False, None)
+        return run(self.redis, _locking.attempting(self, token))
 
     def do_release(self, expected_token: str | bytes) -> None:
-        if not int(self.redis.execute_command("GOBLIN.CAD", self.name, expected_token)):
-            raise _locking.not_owned("Cannot release a lock that's no longer owned", self.name)
+        run(self.redis, _locking.releasing(self, expected_token))
 
     def do_extend(self, additional_time: Number, replace_ttl: bool) -> Literal[True]:
         """``GOBLIN.EXTEND``: adds ``additional_time`` to the lease (or, with ``replace_ttl``,
         makes it the lease). A time that is not positive is the server's ResponseError: an
         extend never deletes the lock."""
-        args: list[Any] = [self.name, self.local.token, _locking.positive_ms(additional_time)]
-        if replace_ttl:
-            args.append("REPLACE")
-        if not int(self.redis.execute_command("GOBLIN.EXTEND", *args)):
-            raise _locking.not_owned("Cannot extend a lock that's no longer owned", self.name)
-        return True
+        return run(self.redis, _locking.extending(self, additional_time, replace_ttl))
 
     def do_reacquire(self) -> Literal[True]:
         """``GOBLIN.EXTEND ... REPLACE``: the lease starts over at ``timeout``."""
-        assert self.timeout is not None  # reacquire() checked it
-        ms = _locking.lease_ms(self.timeout)
-        if not int(self.redis.execute_command("GOBLIN.EXTEND", self.name, self.local.token, ms, "REPLACE")):
-            raise _locking.not_owned("Cannot reacquire a lock that's no longer owned", self.name)
-        return True
+        return run(self.redis, _locking.reacquiring(self))
 
 
-class Semaphore:
+class Semaphore(_locking.Permits):
     """N permits with leases on the server's clock, on ``GOBLIN.BZWINDOW`` and
     ``GOBLIN.ZWINDOW``: at most ``limit`` holders of ``name`` at once, served first come,
     first served; a holder that stops renewing loses its permit ``lease`` seconds after it
@@ -138,94 +112,33 @@ class Semaphore:
 
     :param client: a redis-py client (``redis.Redis`` or ``redis.cluster.RedisCluster``).
     :param name: the key: a sorted set of the holders, scored by when they took or renewed.
-    :param limit: how many permits there are (every holder must use the same).
-    :param lease: seconds a permit lasts without a renewal (a float; the key's TTL too).
+    :param limit: how many permits there are (every holder must use the same): an int, 1 or more.
+    :param lease: seconds a permit lasts without a renewal (the key's TTL too): a number from
+        0.001 to below 1e12.
     :param blocking: whether :meth:`acquire` waits by default.
     :param blocking_timeout: the longest :meth:`acquire` waits by default (None: for ever).
-    """
 
-    def __init__(
-        self,
-        client: Any,  # noqa: ANN401
-        name: str,
-        limit: int,
-        lease: float = 30.0,
-        *,
-        blocking: bool = True,
-        blocking_timeout: float | None = None,
-    ) -> None:
-        if int(limit) < 1:
-            raise ValueError(f"a semaphore needs at least one permit, not {limit!r}")
-        if not lease > 0:
-            raise ValueError(f"a permit's lease must be positive, not {lease!r}")
-        self.redis = client
-        self.name = name
-        self.limit = int(limit)
-        self.lease = float(lease)
-        self.blocking = blocking
-        self.blocking_timeout = blocking_timeout
-        #: The member this holder's permit is recorded as, while it holds one.
-        self.token: bytes | None = None
+    An argument out of these bounds (a bool or a float ``limit``, NaN, infinity) is a
+    ValueError when the semaphore is made.
+    """
 
     def acquire(self, blocking: bool | None = None, blocking_timeout: float | None = None) -> bool:
         """Take a permit; True once held. Not blocking (or a ``blocking_timeout`` of 0 or
         less): one ``GOBLIN.ZWINDOW``, refused while anyone waits in line. Blocking:
         ``GOBLIN.BZWINDOW``, waiting in line inside the server up to ``blocking_timeout``
         seconds (None: for ever), in slices shorter than the socket timeout."""
-        if self.token is not None:
-            raise _locking.lock_error("This semaphore object already holds a permit", self.name)
-        if blocking is None:
-            blocking = self.blocking
-        if blocking_timeout is None:
-            blocking_timeout = self.blocking_timeout
-        token = _locking.new_token()
-        if self._take(token, blocking, blocking_timeout):
-            self.token = token
-            return True
-        return False
-
-    def _take(self, token: bytes, blocking: bool, blocking_timeout: float | None) -> bool:
-        lease = repr(self.lease)
-        if not blocking or (blocking_timeout is not None and blocking_timeout <= 0):
-            reply = self.redis.execute_command("GOBLIN.ZWINDOW", self.name, "*", lease, self.limit, token)
-            return bool(int(reply))
-        deadline = None if blocking_timeout is None else time.monotonic() + blocking_timeout
-        slice_length = _locking.slice_length(self.redis)
-        while True:
-            wait = slice_length
-            if deadline is not None:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    return False
-                wait = min(wait, remaining)
-            reply = self.redis.execute_command(
-                "GOBLIN.BZWINDOW", self.name, lease, self.limit, token, _locking.wait_argument(wait)
-            )
-            if reply is not None and int(reply):
-                return True
+        return run(self.redis, self._acquiring(blocking, blocking_timeout))
 
     def renew(self) -> None:
         """Start the permit's lease over (``GOBLIN.ZWINDOW ... XX``, which never admits).
         :class:`~redis.exceptions.LockNotOwnedError` if the permit was lost (its lease ran
         out, or it was released): this object then holds none."""
-        token = self._held("renew")
-        reply = self.redis.execute_command("GOBLIN.ZWINDOW", self.name, "*", repr(self.lease), self.limit, token, "XX")
-        if not int(reply):
-            self.token = None
-            raise _locking.not_owned("Cannot renew a permit that's no longer held", self.name)
+        run(self.redis, self._renewing())
 
     def release(self) -> None:
         """Give the permit back (``GOBLIN.CAD key member``); the first waiter takes it at once.
         :class:`~redis.exceptions.LockNotOwnedError` if it had been lost already."""
-        token = self._held("release")
-        self.token = None
-        if not int(self.redis.execute_command("GOBLIN.CAD", self.name, token)):
-            raise _locking.not_owned("Cannot release a permit that's no longer held", self.name)
-
-    def _held(self, what: str) -> bytes:
-        if self.token is None:
-            raise _locking.lock_error(f"Cannot {what} a permit that is not held", self.name)
-        return self.token
+        run(self.redis, self._releasing())
 
     def __enter__(self) -> Semaphore:
         if self.acquire():

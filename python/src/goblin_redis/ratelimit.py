@@ -23,11 +23,14 @@ put them under one hash tag, as :func:`key` does (``{user42}:second``, ``{user42
 set checks this when it is made (``check_slots=False`` turns the check off, for one server).
 
 Arguments are checked here before anything is sent (a :class:`ValueError` or
-:class:`TypeError`, and no call); what only the server can know (a key holding another type, a
-combination of numbers whose microseconds overflow, a server without Goblin) is the client's own
-error, redis-py's ``ResponseError``. No client library is imported here: any client with
-redis-py's ``execute_command`` serves (``redis.Redis``, ``redis.RedisCluster``, and their
-``redis.asyncio`` twins for :class:`AsyncPolicySet`).
+:class:`TypeError`, and no call). A server without Goblin, or with one older than this package,
+is a :class:`goblin_redis.GoblinModuleError` at a set's first call (``MODULE LIST`` is
+asked once per client). What only the server can know (a key holding another type, a
+combination of numbers whose microseconds overflow) is the client's own error, redis-py's
+``ResponseError``. No client library is imported here: any client with redis-py's
+``execute_command`` serves (``redis.Redis``, ``redis.RedisCluster``, and their ``redis.asyncio``
+twins for :class:`AsyncPolicySet`). The commands and their replies are
+``goblin_redis._commands``'.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from collections.abc import Awaitable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
+
+from . import _commands as commands
+from ._commands import Plan, arun, run, send
 
 __all__ = [
     "AsyncPolicySet",
@@ -55,9 +61,6 @@ __all__ = [
 #: The largest integer a structured field carries (RFC 8941, 3.3.1: at most 15 digits).
 SF_INTEGER_MAX = 999_999_999_999_999
 
-#: The largest integer GOBLIN.MGCRA reads (a signed 64-bit integer).
-_I64_MAX = 2**63 - 1
-
 
 class _Client(Protocol):
     def execute_command(self, *args: Any, **options: Any) -> Any: ...  # noqa: ANN401 (redis-py's signature)
@@ -68,12 +71,9 @@ class _AsyncClient(Protocol):
 
 
 def _whole(value: object, what: str, least: int) -> int:
-    """``value`` as a whole number of at least ``least`` (bools and floats are refused)."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}: {value!r}")
-    if not least <= value <= _I64_MAX:
-        raise ValueError(f"{what} must be between {least} and {_I64_MAX}, not {value}")
-    return value
+    """``value`` as a whole number of at least ``least``, as GOBLIN.MGCRA reads it (a bool or a
+    float is a TypeError)."""
+    return commands.whole(value, what, least, commands.I64_MAX, wrong_type=TypeError)
 
 
 def _check_name(name: object) -> str:
@@ -120,12 +120,6 @@ def key_slot(name: str | bytes) -> int:
     return _crc16(data) % 16384
 
 
-def _period_text(period: float) -> str:
-    """The period as sent: an int as it is, a float as the shortest decimal that reads back to
-    the same double."""
-    return str(period) if isinstance(period, int) else repr(float(period))
-
-
 @dataclass(frozen=True, init=False)
 class Policy:
     """One GCRA policy: ``limit`` requests at once (the whole quota), then ``tokens_per_period``
@@ -149,8 +143,7 @@ class Policy:
         _whole(limit, f"policy {name!r}: limit", 1)
         tokens = limit if tokens_per_period is None else tokens_per_period
         _whole(tokens, f"policy {name!r}: tokens_per_period", 1)
-        if isinstance(period, bool) or not isinstance(period, (int, float)):
-            raise TypeError(f"policy {name!r}: period must be a number of seconds, not {period!r}")
+        commands.number(period, f"policy {name!r}: period", wrong_type=TypeError)
         if not (math.isfinite(period) and 0 < period < 1e12):
             raise ValueError(f"policy {name!r}: period must be > 0 and < 1e12 seconds, not {period!r}")
         for attribute, value in [
@@ -177,11 +170,12 @@ class Policy:
         """The seconds an empty quota takes to be full again, rounded up:
         ``ceil(limit * period / tokens_per_period)`` (the ``w`` of ``RateLimit-Policy``), from
         the period's decimal form, so that ``period=0.1`` is a tenth exactly."""
-        return math.ceil(Fraction(self.limit) * Fraction(_period_text(self.period)) / self.tokens_per_period)
+        period = Fraction(commands.period_text(self.period))
+        return math.ceil(Fraction(self.limit) * period / self.tokens_per_period)
 
-    def args(self) -> list[str | int]:
+    def args(self) -> list[commands.Arg]:
         """Its four arguments of GOBLIN.MGCRA: ``key max_burst tokens_per_period period``."""
-        return [self.key, self.max_burst, self.tokens_per_period, _period_text(self.period)]
+        return list(commands.mgcra_policy(self.key, self.max_burst, self.tokens_per_period, self.period))
 
 
 @dataclass(frozen=True)
@@ -238,23 +232,13 @@ def _seconds(value: int) -> int | None:
     return None if value < 0 else value
 
 
-def _integer(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"GOBLIN.MGCRA replied {value!r} where an integer was due")
-    return value
-
-
-def _parse(policies: Sequence[Policy], reply: object) -> Result:
-    if not isinstance(reply, (list, tuple)) or len(reply) != 2 + len(policies):
-        raise TypeError(f"GOBLIN.MGCRA replied {reply!r}, not {2 + len(policies)} fields")
-    states = []
-    for policy, fields in zip(policies, reply[2:], strict=True):
-        if not isinstance(fields, (list, tuple)) or len(fields) != 5:
-            raise TypeError(f"GOBLIN.MGCRA replied {fields!r} for policy {policy.name!r}, not 5 fields")
-        limited, limit, remaining, retry_after, reset_after = (_integer(v) for v in fields)
-        states.append(PolicyState(policy, limited == 1, limit, remaining, _seconds(retry_after), reset_after))
-    limited = _integer(reply[0]) == 1
-    return Result(not limited, _seconds(_integer(reply[1])) if limited else None, tuple(states))
+def _result(policies: Sequence[Policy], reply: object) -> Result:
+    limited, retry_after, fields = commands.mgcra_reply(reply, len(policies))
+    states = tuple(
+        PolicyState(policy, state[0] == 1, state[1], state[2], _seconds(state[3]), state[4])
+        for policy, state in zip(policies, fields, strict=True)
+    )
+    return Result(limited != 1, _seconds(retry_after) if limited == 1 else None, states)
 
 
 class _Set:
@@ -278,14 +262,11 @@ class _Set:
                 "or pass check_slots=False on a server that is not a cluster"
             )
 
-    def _command(self, cost: int, option: str | None) -> list[str | int]:
-        args: list[str | int] = ["GOBLIN.MGCRA", len(self.policies)]
-        for policy in self.policies:
-            args.extend(policy.args())
-        args.extend(["TOKENS", cost])
-        if option:
-            args.append(option)
-        return args
+    def _deciding(self, option: str | None, amount: object, what: str, least: int) -> Plan[Result]:
+        """One GOBLIN.MGCRA call for ``amount`` (``what``: the cost, or the tokens refunded)."""
+        cost = _whole(amount, what, least)
+        command = commands.mgcra([policy.args() for policy in self.policies], cost, option)
+        return _result(self.policies, (yield from send(command)))
 
 
 class PolicySet(_Set):
@@ -296,21 +277,18 @@ class PolicySet(_Set):
         super().__init__(policies, check_slots=check_slots)
         self.client = client
 
-    def _call(self, cost: int, option: str | None) -> Result:
-        return _parse(self.policies, self.client.execute_command(*self._command(cost, option)))
-
     def hit(self, cost: int = 1) -> Result:
         """Ask for ``cost`` (1 or more) in every policy: charged in all if all allow, else in none."""
-        return self._call(_whole(cost, "cost", 1), None)
+        return run(self.client, self._deciding(None, cost, "cost", 1))
 
     def peek(self, cost: int = 1) -> Result:
         """What :meth:`hit` would reply, writing nothing; ``cost=0`` reads the state alone."""
-        return self._call(_whole(cost, "cost", 0), "PEEK")
+        return run(self.client, self._deciding("PEEK", cost, "cost", 0))
 
     def refund(self, tokens: int) -> Result:
         """Give ``tokens`` (1 or more) back to every policy whose key exists, never beyond a full
         quota; the result is the policies as they then stand (a peek at cost 1)."""
-        return self._call(_whole(tokens, "tokens", 1), "REFUND")
+        return run(self.client, self._deciding("REFUND", tokens, "tokens", 1))
 
 
 class AsyncPolicySet(_Set):
@@ -320,20 +298,17 @@ class AsyncPolicySet(_Set):
         super().__init__(policies, check_slots=check_slots)
         self.client = client
 
-    async def _call(self, cost: int, option: str | None) -> Result:
-        return _parse(self.policies, await self.client.execute_command(*self._command(cost, option)))
-
     async def hit(self, cost: int = 1) -> Result:
         """:meth:`PolicySet.hit`."""
-        return await self._call(_whole(cost, "cost", 1), None)
+        return await arun(self.client, self._deciding(None, cost, "cost", 1))
 
     async def peek(self, cost: int = 1) -> Result:
         """:meth:`PolicySet.peek`."""
-        return await self._call(_whole(cost, "cost", 0), "PEEK")
+        return await arun(self.client, self._deciding("PEEK", cost, "cost", 0))
 
     async def refund(self, tokens: int) -> Result:
         """:meth:`PolicySet.refund`."""
-        return await self._call(_whole(tokens, "tokens", 1), "REFUND")
+        return await arun(self.client, self._deciding("REFUND", tokens, "tokens", 1))
 
 
 # The IETF fields (draft-ietf-httpapi-ratelimit-headers-11): structured-field lists (RFC 8941)

@@ -15,11 +15,26 @@ Each implements limits' ``Storage``, ``MovingWindowSupport`` and
 
     limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string("goblin://localhost:6379"))
     limiter.hit(parse("10/second"), "user42")
+
+It needs limits (``pip install goblin-redis[limits]``). A server without Goblin, or with one
+older than this package, is a :class:`GoblinModuleError` (a limits ``ConfigurationError``) at a
+storage's first call.
 """
 
+try:
+    import limits  # noqa: F401
+except ImportError as exc:  # limits is an extra: the locks and the policy sets do without it
+    raise ImportError(
+        "goblin_redis.limits is a storage for the limits library, which is not installed: "
+        "pip install 'goblin-redis[limits]' (or goblin-redis[redis], goblin-redis[async-redis] "
+        "for limits' client extras)",
+        name=exc.name,
+    ) from exc
+
+from .._commands import GoblinModuleError
 from ._aio import AsyncGoblinClusterStorage, AsyncGoblinStorage
+from ._shared import PREFIX
 from ._sync import GoblinClusterStorage, GoblinStorage
-from ._wire import PREFIX, GoblinModuleError
 
 __all__ = [
     "PREFIX",

@@ -4,35 +4,38 @@ default) or on redis-py's asyncio client (``implementation="redispy"``), as limi
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar, cast
 
 from limits.aio.storage import MovingWindowSupport, SlidingWindowCounterSupport, Storage
 from limits.errors import ConfigurationError
 from limits.storage.base import TimestampedSlidingWindow
 
-from . import _wire as wire
+from .._commands import Arg, Plan, arun, as_int, module_check
+from . import _shared as shared
 
 if TYPE_CHECKING:
     import coredis
     import redis.asyncio
 
 Implementation = Literal["coredis", "redispy"]
+T = TypeVar("T")
 
 
 class _Backend(Protocol):
     """One client library, one server or a cluster: the few things the storage asks of it."""
 
     @property
-    def base_exceptions(self) -> tuple[type[Exception], ...]: ...
+    def client(self) -> object:
+        """The client: what the module check is kept for (by its connection pool, if any)."""
 
     @property
-    def response_error(self) -> type[Exception]: ...
+    def base_exceptions(self) -> tuple[type[Exception], ...]: ...
 
-    async def execute(self, key: str | None, *args: wire.Arg) -> object:
-        """A command about ``key`` (routed to the node that holds it), or about none."""
-
-    async def module_list(self) -> object: ...
+    async def execute(self, key: str | None, *args: Arg) -> object:
+        """A command about ``key`` (routed to the node that holds it), or about none. A
+        command's name may be two words (``"MODULE LIST"``), as redis-py takes it."""
 
     async def delete(self, keys: list[str]) -> int: ...
 
@@ -58,19 +61,13 @@ class _Coredis:
     def base_exceptions(self) -> tuple[type[Exception], ...]:
         return (self._exceptions.RedisError,)
 
-    @property
-    def response_error(self) -> type[Exception]:
-        return self._exceptions.ResponseError
-
-    async def execute(self, key: str | None, *args: wire.Arg) -> object:
-        command = self._command(str(args[0]).encode(), tuple(args[1:]))
+    async def execute(self, key: str | None, *args: Arg) -> object:
+        name, *words = str(args[0]).split()
+        command = self._command(name.encode(), cast(tuple[str | bytes | int, ...], (*words, *args[1:])))
         execute = cast(Callable[..., Awaitable[object]], self.client.execute_command)
         if self.cluster and key is not None:
             return await execute(command, keys=(key,))
         return await execute(command)
-
-    async def module_list(self) -> object:
-        return await self.execute(None, "MODULE", "LIST")
 
     async def delete(self, keys: list[str]) -> int:
         if not self.cluster:
@@ -85,7 +82,7 @@ class _Coredis:
 
 # ------------------------------------------------------------------------- redis-py asyncio
 class _Executes(Protocol):
-    async def execute_command(self, *args: wire.Arg, **options: Any) -> Any: ...  # noqa: ANN401
+    async def execute_command(self, *args: Arg, **options: Any) -> Any: ...  # noqa: ANN401
 
 
 class _Scans(Protocol):
@@ -107,23 +104,15 @@ class _Redispy:
     def base_exceptions(self) -> tuple[type[Exception], ...]:
         return (self._exceptions.RedisError,)
 
-    @property
-    def response_error(self) -> type[Exception]:
-        return self._exceptions.ResponseError
-
-    async def execute(self, key: str | None, *args: wire.Arg) -> object:
+    async def execute(self, key: str | None, *args: Arg) -> object:
         return await cast(_Executes, self.client).execute_command(*args)
-
-    async def module_list(self) -> object:
-        # One name, as redis-py's cluster client looks up where to send it ("MODULE LIST").
-        return await self.execute(None, "MODULE LIST")
 
     async def delete(self, keys: list[str]) -> int:
         client = cast(_Executes, self.client)
         if not self.cluster:
-            return wire.as_int(await client.execute_command("DEL", *keys))
+            return as_int(await client.execute_command("DEL", *keys))
         replies = await asyncio.gather(*(client.execute_command("DEL", key) for key in keys))
-        return sum(wire.as_int(reply) for reply in replies)
+        return sum(as_int(reply) for reply in replies)
 
     async def scan(self, pattern: str) -> AsyncIterator[str | bytes]:
         async for key in cast(_Scans, self.client).scan_iter(match=pattern, count=1000):
@@ -152,7 +141,7 @@ def _basic_backend(implementation: Implementation, url: str, options: dict[str, 
 
 
 def _cluster_backend(implementation: Implementation, uri: str, options: dict[str, Any]) -> _Backend:
-    nodes, auth = wire.cluster_nodes(uri)
+    nodes, auth = shared.cluster_nodes(uri)
     merged: dict[str, Any] = {"max_connections": 1000, **auth, **options}
     if implementation == "coredis":
         coredis = _import("coredis", "coredis")
@@ -188,7 +177,7 @@ class AsyncGoblinStorage(Storage, MovingWindowSupport, SlidingWindowCounterSuppo
     """
 
     STORAGE_SCHEME = ["async+goblin", "async+goblins", "async+goblin+unix"]
-    PREFIX = wire.PREFIX
+    PREFIX = shared.PREFIX
     _SCHEMES: ClassVar[dict[str, str]] = {
         "async+goblin": "redis",
         "async+goblins": "rediss",
@@ -204,83 +193,52 @@ class AsyncGoblinStorage(Storage, MovingWindowSupport, SlidingWindowCounterSuppo
         **options: Any,  # noqa: ANN401
     ) -> None:
         super().__init__(uri, wrap_exceptions=wrap_exceptions)
-        self._setup(key_prefix)
-        url = wire.redis_url(uri, self._SCHEMES)
-        self.backend = _basic_backend(_check_implementation(implementation), url, dict(options))
-
-    def _setup(self, key_prefix: str) -> None:
         self.key_prefix = key_prefix
-        self._module_checked = False
+        url = shared.redis_url(uri, self._SCHEMES)
+        self.backend = _basic_backend(_check_implementation(implementation), url, dict(options))
 
     @property
     def base_exceptions(self) -> type[Exception] | tuple[type[Exception], ...]:
         return self.backend.base_exceptions
 
-    # ------------------------------------------------------------------------- the wire
-    async def _goblin(self, key: str, *args: wire.Arg) -> object:
-        """A Goblin command about ``key``: a server that lacks it is a GoblinModuleError."""
-        await self._ensure_module()
-        try:
-            return await self.backend.execute(key, *args)
-        except self.backend.base_exceptions as exc:
-            translated = wire.module_error(str(args[0]), exc)
-            if translated is not None:
-                raise translated from exc
-            raise
-
-    async def _ensure_module(self) -> None:
-        """Before the first call: ``MODULE LIST`` must list Goblin, recent enough (see the sync
-        storage). Calls that start together may each ask once."""
-        if self._module_checked:
-            return
-        try:
-            reply = await self.backend.module_list()
-        except self.backend.response_error:
-            self._module_checked = True
-            return
-        wire.check_module_list(reply)
-        self._module_checked = True
-
-    async def _plain(self, key: str, *args: wire.Arg) -> object:
-        await self._ensure_module()
-        return await self.backend.execute(key, *args)
+    async def _run(self, key: str | None, plan: Plan[T]) -> T:
+        """One operation about ``key`` on the server (see the sync storage's)."""
+        return await arun(self.backend.client, plan, functools.partial(self.backend.execute, key))
 
     def _key(self, key: str) -> str:
-        return wire.prefixed(self.key_prefix, wire.check_key(key))
+        return shared.prefixed(self.key_prefix, key)
 
     def _sliding_key(self, key: str) -> str:
-        return wire.sliding_key(self.key_prefix, wire.check_key(key))
+        return shared.sliding_key(self.key_prefix, key)
 
     # ------------------------------------------------------------------- fixed window
     async def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         name = self._key(key)
-        return wire.as_int(await self._goblin(name, *wire.incr(name, expiry, amount)))
+        return await self._run(name, shared.incr(name, expiry, amount))
 
     async def get(self, key: str) -> int:
         name = self._key(key)
-        value = await self._plain(name, "GET", name)
-        return wire.as_int(value) if value is not None else 0
+        return await self._run(name, shared.get(name))
 
     async def get_expiry(self, key: str) -> float:
         name = self._key(key)
-        return wire.expiry_at(await self._plain(name, "PTTL", name))
+        return await self._run(name, shared.get_expiry(name))
 
     async def clear(self, key: str) -> None:
         name = self._key(key)
-        await self._plain(name, "DEL", name)
+        await self._run(name, shared.delete(name))
 
     async def check(self) -> bool:
         try:
-            await self._ensure_module()
-            return bool(await self.backend.execute(None, "PING"))
+            return await self._run(None, shared.ping())
         except Exception:  # noqa: BLE001 (limits' check: any failure is "not healthy")
             return False
 
     async def reset(self) -> int | None:
         """Deletes every key under the prefix (``SCAN`` and ``DEL``); returns how many."""
-        await self._ensure_module()
+        await self._run(None, module_check(self.backend.client))
         deleted, batch = 0, []
-        async for key in self.backend.scan(wire.scan_pattern(self.key_prefix)):
+        async for key in self.backend.scan(shared.scan_pattern(self.key_prefix)):
             batch.append(key.decode() if isinstance(key, bytes) else key)
             if len(batch) == 500:
                 deleted += await self.backend.delete(batch)
@@ -291,33 +249,25 @@ class AsyncGoblinStorage(Storage, MovingWindowSupport, SlidingWindowCounterSuppo
 
     # ------------------------------------------------------------------- moving window
     async def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
-        limit, expiry, amount = wire.check_decision(limit, expiry, amount)
         name = self._key(key)
-        if amount > limit:
-            return False
-        return wire.admitted(await self._goblin(name, *wire.acquire_entry(name, limit, expiry, amount)))
+        return await self._run(name, shared.acquire_entry(name, limit, expiry, amount))
 
     async def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
-        limit, expiry, _ = wire.check_decision(limit, expiry, 1)
         name = self._key(key)
-        return wire.moving_window_reply(await self._goblin(name, *wire.moving_window(name, expiry)), limit)
+        return await self._run(name, shared.get_moving_window(name, limit, expiry))
 
     # --------------------------------------------------------- sliding window counter
     async def acquire_sliding_window_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
-        limit, expiry, amount = wire.check_decision(limit, expiry, amount)
         name = self._sliding_key(key)
-        if amount > limit:
-            return False
-        return wire.admitted(await self._goblin(name, *wire.acquire_sliding(name, limit, expiry, amount)))
+        return await self._run(name, shared.acquire_sliding_window_entry(name, limit, expiry, amount))
 
     async def get_sliding_window(self, key: str, expiry: int) -> tuple[int, float, int, float]:
-        expiry = wire.check_whole("expiry", expiry, 1)
         name = self._sliding_key(key)
-        return wire.sliding_window_reply(await self._goblin(name, *wire.sliding_window(name, expiry)))
+        return await self._run(name, shared.get_sliding_window(name, expiry))
 
     async def clear_sliding_window(self, key: str, expiry: int) -> None:
         name = self._sliding_key(key)
-        await self._plain(name, "DEL", name)
+        await self._run(name, shared.delete(name))
 
 
 class AsyncGoblinClusterStorage(AsyncGoblinStorage):
@@ -334,9 +284,9 @@ class AsyncGoblinClusterStorage(AsyncGoblinStorage):
         uri: str,
         wrap_exceptions: bool = False,
         implementation: Implementation = "coredis",
-        key_prefix: str = wire.PREFIX,
+        key_prefix: str = shared.PREFIX,
         **options: Any,  # noqa: ANN401
     ) -> None:
         Storage.__init__(self, uri, wrap_exceptions=wrap_exceptions)
-        self._setup(key_prefix)
+        self.key_prefix = key_prefix
         self.backend = _cluster_backend(_check_implementation(implementation), uri, dict(options))
