@@ -55,8 +55,7 @@ const COMMANDS: &[Registration] = &[
 /// What the server loads: `server::module` registers it in `RedisModule_OnLoad`.
 pub(crate) static MODULE: ModuleSpec = ModuleSpec {
     name: c"goblin",
-    // 0.3.0: major * 10000 + minor * 100 + patch, as MODULE LIST shows it.
-    version: 300,
+    version: module_version(env!("CARGO_PKG_VERSION")),
     commands: COMMANDS,
     replicates_as: effects::CoreCommand::NAMES,
     waiting: &waiting::LINES,
@@ -65,6 +64,27 @@ pub(crate) static MODULE: ModuleSpec = ModuleSpec {
         ("waiting_keys", waiting::lines),
     ],
 };
+
+/// The version MODULE LIST shows for Cargo.toml's `major.minor.patch`: major * 10000 + minor *
+/// 100 + patch (0.3.0 is 300). goblin_redis derives the version it needs from the same text
+/// (tests/layout.rs holds them equal).
+const fn module_version(version: &str) -> std::ffi::c_int {
+    let bytes = version.as_bytes();
+    let (mut total, mut part, mut scale, mut i) = (0, 0, 10000, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'.' => {
+                total += part * scale;
+                part = 0;
+                scale /= 100;
+            }
+            digit @ b'0'..=b'9' => part = part * 10 + (digit - b'0') as std::ffi::c_int,
+            _ => panic!("Cargo.toml's version is major.minor.patch"),
+        }
+        i += 1;
+    }
+    total + part * scale
+}
 
 // The server's allocator in the module, so INFO memory and maxmemory see what Goblin
 // allocates; the system one under `cargo test`, where there is no server to allocate from.

@@ -222,6 +222,27 @@ fn nothing_is_initialised_lazily() {
     assert!(found.is_empty(), "{found:#?}");
 }
 
+/// The module's version is Cargo.toml's, in Rust (`MODULE LIST`'s `ver`, derived from it) and
+/// in Python (`goblin_redis.__version__`, from which the package derives the module version it
+/// needs): one text, held equal here; tests/module.rs checks what MODULE LIST shows.
+#[test]
+fn the_python_package_is_the_modules_version() {
+    let cargo = read(&root().join("Cargo.toml"));
+    let cargo = cargo
+        .lines()
+        .find_map(|line| line.strip_prefix("version = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("Cargo.toml's version");
+    assert_eq!(cargo, env!("CARGO_PKG_VERSION"));
+    let python = read(&root().join("python/src/goblin_redis/__init__.py"));
+    let python = python
+        .lines()
+        .find_map(|line| line.strip_prefix("__version__ = \""))
+        .and_then(|rest| rest.strip_suffix('"'))
+        .expect("goblin_redis.__version__ on a line of its own");
+    assert_eq!(python, cargo);
+}
+
 #[test]
 fn the_readme_is_a_front_door() {
     let lines = read(&root().join("README.md")).lines().count();

@@ -5,16 +5,19 @@ mod common;
 use common::*;
 
 on_every_server! {
-    fn module_list_shows_goblin(flavor: Flavor) {
+    /// `ver` is Cargo.toml's version, as major * 10000 + minor * 100 + patch.
+    fn module_list_shows_goblin_at_its_version(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
         let modules = c.call(&["MODULE", "LIST"]);
-        let names: Vec<String> = modules
+        let goblin = modules
             .array()
             .iter()
-            .map(|m| m.array()[1].text())
-            .collect();
-        assert!(names.contains(&"goblin".to_string()), "{names:?}");
+            .find(|m| m.array()[1].text() == "goblin")
+            .unwrap_or_else(|| panic!("{modules:?}"))
+            .clone();
+        let parts: Vec<i64> = env!("CARGO_PKG_VERSION").split('.').map(|part| part.parse().unwrap()).collect();
+        assert_eq!(goblin.array()[3], Reply::Int(parts[0] * 10000 + parts[1] * 100 + parts[2]), "{goblin:?}");
     }
 }
 
