@@ -29,6 +29,15 @@ pub enum Holder<'a> {
     Lease(&'a [u8]),
 }
 
+impl<'a> Holder<'a> {
+    pub fn lock(token: Arg<'a>) -> Self {
+        Holder::Lock(token.as_bytes())
+    }
+    pub fn lease(member: Arg<'a>) -> Self {
+        Holder::Lease(member.as_bytes())
+    }
+}
+
 /// One key of the module's holding a token: its name, and what it holds now.
 struct Kept<'c> {
     name: OwnedString<'c>,

@@ -122,12 +122,7 @@ impl Command for GoblinBzwindow {
         let expiry = zwindow::expiry(args.window, now_ms)?;
         let now = Now::Server.resolve(now_ms);
         let cutoff = zwindow::cutoff(now, args.window);
-        let fence = Fence::asked(
-            ctx,
-            args.fence,
-            args.key,
-            Holder::Lease(args.member.as_bytes()),
-        )?;
+        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
         let twins = twins(ctx, args.member, args.permits);
         let members = permit_members(args.member, &twins);
         let admission = step(

@@ -96,12 +96,7 @@ pub(crate) fn take_now(
         KeyKind::String => return Ok(None),
         KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
     };
-    let fence = Fence::asked(
-        ctx,
-        args.fence,
-        args.key,
-        Holder::Lock(args.token.as_bytes()),
-    )?;
+    let fence = Fence::asked(ctx, args.fence, args.key, Holder::lock(args.token))?;
     effects::lock_taken(ctx, key, args.token.as_bytes(), at_ms);
     let token = fence.map(|fence| fence.grant(ctx, renewal, at_ms));
     Ok(Some(granted(token)))

@@ -177,12 +177,7 @@ impl Command for GoblinZwindow {
             COSTED.add(1);
             return costed(ctx, &mut key, &args, cost, now, cutoff, expiry);
         }
-        let fence = Fence::asked(
-            ctx,
-            args.fence,
-            args.key,
-            Holder::Lease(args.member.as_bytes()),
-        )?;
+        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
         let twins = twins(ctx, args.member, args.permits);
         let members = permit_members(args.member, &twins);
         let admission = step(

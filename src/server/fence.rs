@@ -2,13 +2,12 @@
 //! clock when the server starts or a replica is promoted, and the clock they are minted from.
 //! What a token is, and why it only grows, is `goblin_core::fence`.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_void;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use goblin_core::fence::{self, Stored};
 use redis_module::raw;
 
-use super::api::optional_api;
 use super::Ctx;
 use crate::error::{fence::CLOCK_BEHIND, CommandError};
 
@@ -102,15 +101,12 @@ pub(super) fn start(ctx: *mut raw::RedisModuleCtx, margin_ms: i64, offset_ms: i6
     if let Some(load) = std::ptr::NonNull::new(ctx).map(Ctx::new) {
         restart_from(clock_us(&load));
     }
-    let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) else {
-        return;
-    };
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
-        dataver: 1,
-    };
-    // SAFETY: a load-time context and a callback that lives as long as the module.
-    if unsafe { subscribe(ctx, event, Some(on_role_change)) } != raw::REDISMODULE_OK as c_int {
+    let followed = super::subscribe(
+        ctx,
+        raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
+        on_role_change,
+    );
+    if !followed {
         super::log(
             ctx,
             c"warning",

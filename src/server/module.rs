@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use redis_module::raw;
 
-use super::api::optional_api;
 use super::probe::info_fields;
 use super::register::LoadCtx;
 use super::Arg;
@@ -178,15 +177,7 @@ unsafe extern "C" fn on_shutdown(
 /// Follows the server's shutdown, so that its unload at exit is not refused (and logged as a
 /// failure). Load time, among the last steps, which cannot fail it: a refusal is logged.
 fn follow_shutdown(ctx: *mut raw::RedisModuleCtx) {
-    let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) else {
-        return;
-    };
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_SHUTDOWN,
-        dataver: 1,
-    };
-    // SAFETY: a load-time context and a callback that lives as long as the module.
-    if unsafe { subscribe(ctx, event, Some(on_shutdown)) } != raw::REDISMODULE_OK as c_int {
+    if !super::subscribe(ctx, raw::REDISMODULE_EVENT_SHUTDOWN, on_shutdown) {
         super::log(
             ctx,
             c"warning",
