@@ -15,3 +15,4 @@ export { type IoredisClient, type NodeRedisClient, type RedisClient, call, check
 export { closeWaiters } from './waiting.js'
 export { type LockLostCallback, type LockOptions, type TimeoutOptions, Lock, defaultTimeoutOptions } from './lock.js'
 export { Mutex, Semaphore, MultiSemaphore } from './mutex.js'
+export { RedlockMutex, RedlockSemaphore, RedlockMultiSemaphore } from './redlock.js'

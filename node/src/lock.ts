@@ -136,6 +136,15 @@ export function checkCount(value: unknown, what: 'limit' | 'permits'): number {
   return value
 }
 
+/** A multi-semaphore's `permits`: a whole number from 1 to its `limit` (more could never be acquired). */
+export function checkPermits(permits: unknown, limit: number): number {
+  const count = checkCount(permits, 'permits')
+  if (count > limit) {
+    throw new RangeError(`"permits" (${count}) must not exceed "limit" (${limit}): it could never be acquired`)
+  }
+  return count
+}
+
 /** redis-semaphore's `Lock`: the acquire, refresh and release cycle, over `_acquire`, `_refresh` and `_release`. */
 export abstract class Lock {
   protected abstract _kind: string

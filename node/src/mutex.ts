@@ -11,12 +11,43 @@
  */
 import { type RedisClient, call } from './client.js'
 import * as commands from './commands.js'
-import { Lock, type LockOptions, checkCount, checkKey, checkLockClient } from './lock.js'
+import { type AcquireOptions, Lock, type LockOptions, checkCount, checkKey, checkLockClient, checkPermits } from './lock.js'
 import { type Claim, take } from './waiting.js'
 
-/** A lease of `lockTimeout` ms as a window of seconds (millisecond precision). */
-export function leaseSeconds(lockTimeout: number): number {
-  return lockTimeout / 1000
+/** What holding one lock or permit sends: taking it (waiting or not, and giving it back), and renewing it. */
+export interface Lease {
+  readonly claim: Claim
+  /** The renewal of a held lease, which never takes a lease that was lost. */
+  readonly renewal: commands.Command<boolean>
+}
+
+/** A token lock's: GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.CAD, and GOBLIN.EXTEND ... REPLACE. */
+export function tokenLease(key: string, { identifier, lockTimeout }: AcquireOptions): Lease {
+  return {
+    claim: {
+      once: commands.lock(key, identifier, lockTimeout),
+      waiting: (wait) => commands.block(key, identifier, lockTimeout, wait),
+      giveBack: commands.cad(key, identifier),
+    },
+    renewal: commands.extend(key, identifier, lockTimeout, true),
+  }
+}
+
+/**
+ * A permit's (`permits` slots of `limit`, a lease of `lockTimeout` on the server's clock):
+ * GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, GOBLIN.CAD, and GOBLIN.ZWINDOW ... XX.
+ */
+export function permitLease(key: string, { identifier, lockTimeout }: AcquireOptions, limit: number, permits: number): Lease {
+  const lease = lockTimeout / 1000
+  const options = { permits }
+  return {
+    claim: {
+      once: commands.zwindow(key, '*', lease, limit, identifier, options),
+      waiting: (wait) => commands.bzwindow(key, lease, limit, identifier, wait, options),
+      giveBack: commands.cad(key, identifier, options),
+    },
+    renewal: commands.zwindow(key, '*', lease, limit, identifier, { ...options, xx: true }),
+  }
 }
 
 /** redis-semaphore's `Mutex`: one holder of `mutex:<key>`, a string holding its identifier with a PX lease. */
@@ -31,26 +62,24 @@ export class Mutex extends Lock {
     this._key = `mutex:${checkKey(key)}`
   }
 
-  protected _claim(): Claim {
-    const { lockTimeout, identifier } = this._acquireOptions
-    return {
-      once: commands.lock(this._key, identifier, lockTimeout),
-      waiting: (wait) => commands.block(this._key, identifier, lockTimeout, wait),
-      giveBack: commands.cad(this._key, identifier),
-    }
+  protected _lease(): Lease {
+    return tokenLease(this._key, this._acquireOptions)
   }
 
   protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
-    return await take(this._client, this._claim(), { timeoutMs: this._waitMs, signal: abortSignal, waitOn: this._waitOn })
+    return await take(this._client, this._lease().claim, {
+      timeoutMs: this._waitMs,
+      signal: abortSignal,
+      waitOn: this._waitOn,
+    })
   }
 
   protected async _refresh(): Promise<boolean> {
-    const { lockTimeout, identifier } = this._acquireOptions
-    return await call(this._client, commands.extend(this._key, identifier, lockTimeout, true))
+    return await call(this._client, this._lease().renewal)
   }
 
   protected async _release(): Promise<void> {
-    await call(this._client, commands.cad(this._key, this._identifier))
+    await call(this._client, this._lease().claim.giveBack)
   }
 }
 
@@ -69,28 +98,8 @@ export class Semaphore extends Mutex {
     this._key = `semaphore:${key}`
   }
 
-  protected _claim(): Claim {
-    const lease = leaseSeconds(this._acquireOptions.lockTimeout)
-    const { identifier } = this._acquireOptions
-    const permits = { permits: this._permits }
-    return {
-      once: commands.zwindow(this._key, '*', lease, this._limit, identifier, permits),
-      waiting: (wait) => commands.bzwindow(this._key, lease, this._limit, identifier, wait, permits),
-      giveBack: commands.cad(this._key, identifier, permits),
-    }
-  }
-
-  protected async _refresh(): Promise<boolean> {
-    const lease = leaseSeconds(this._acquireOptions.lockTimeout)
-    const renewal = commands.zwindow(this._key, '*', lease, this._limit, this._identifier, {
-      permits: this._permits,
-      xx: true,
-    })
-    return await call(this._client, renewal)
-  }
-
-  protected async _release(): Promise<void> {
-    await call(this._client, commands.cad(this._key, this._identifier, { permits: this._permits }))
+  protected _lease(): Lease {
+    return permitLease(this._key, this._acquireOptions, this._limit, this._permits)
   }
 }
 
@@ -100,9 +109,6 @@ export class MultiSemaphore extends Semaphore {
 
   constructor(client: RedisClient, key: string, limit: number, permits: number, options?: LockOptions) {
     super(client, key, limit, options)
-    this._permits = checkCount(permits, 'permits')
-    if (this._permits > this._limit) {
-      throw new RangeError(`"permits" (${this._permits}) must not exceed "limit" (${this._limit}): it could never be acquired`)
-    }
+    this._permits = checkPermits(permits, this._limit)
   }
 }
