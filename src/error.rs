@@ -112,6 +112,14 @@ pub mod mgcra {
     pub const NUMPOLICIES: CommandError = Message("ERR numpolicies should be greater than 0");
 }
 
+/// GOBLIN.MFWINDOW's own errors.
+pub mod mfwindow {
+    use super::CommandError::{self, Message};
+
+    /// As ZUNION's `numkeys`.
+    pub const NUMWINDOWS: CommandError = Message("ERR numwindows should be greater than 0");
+}
+
 /// GOBLIN.GCRA's errors, in the words of the GCRA command Redis wrote.
 pub mod gcra {
     use super::CommandError::{self, Message};

@@ -17,9 +17,12 @@ use commands::block::GoblinBlock;
 use commands::bzwindow::GoblinBzwindow;
 use commands::cad::GoblinCad;
 use commands::extend::GoblinExtend;
+use commands::fwindow::GoblinFwindow;
+use commands::fwstats::GoblinFwstats;
 use commands::gcra::GoblinGcra;
 use commands::increx::GoblinIncrex;
 use commands::lock::GoblinLock;
+use commands::mfwindow::GoblinMfwindow;
 use commands::mgcra::GoblinMgcra;
 use commands::native::delex::Delex;
 use commands::native::delifeq::Delifeq;
@@ -46,6 +49,9 @@ const COMMANDS: &[Registration] = &[
     registration::<GoblinBlock>(),
     registration::<GoblinExtend>(),
     registration::<GoblinBzwindow>(),
+    registration::<GoblinFwindow>(),
+    registration::<GoblinFwstats>(),
+    registration::<GoblinMfwindow>(),
     registration::<Increx>(),
     registration::<Delex>(),
     registration::<Digest>(),

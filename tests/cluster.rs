@@ -178,6 +178,21 @@ on_every_server! {
                 let reply = owning.call(&split);
                 assert!(matches!(&reply, Reply::Error(e) if e.starts_with("CROSSSLOT")), "{reply:?}");
             }
+            // GOBLIN.MFWINDOW's, the same way.
+            let (fsec, fhour) = (format!("{{u{user}}}:fsec"), format!("{{u{user}}}:fhour"));
+            let windows = ["GOBLIN.MFWINDOW", "2", &fsec, "1000", "10", &fhour, "3600000", "1000"];
+            assert_eq!(owning.call(&windows).array()[0], Reply::Int(0), "{windows:?}");
+            match wrong.call(&windows) {
+                Reply::Error(e) => assert!(e.starts_with(&format!("MOVED {slot} 127.0.0.1:")), "{e}"),
+                other => panic!("{windows:?} on the wrong node: {other:?}"),
+            }
+            let getkeys: Vec<&str> = ["COMMAND", "GETKEYS"].iter().chain(&windows).copied().collect();
+            assert_eq!(wrong.call(&getkeys).texts(), vec![fsec.clone(), fhour.clone()]);
+            if other_slot != slot {
+                let split = ["GOBLIN.MFWINDOW", "2", &fsec, "1000", "10", &other, "1000", "10"];
+                let reply = owning.call(&split);
+                assert!(matches!(&reply, Reply::Error(e) if e.starts_with("CROSSSLOT")), "{reply:?}");
+            }
         }
     }
 }

@@ -59,4 +59,13 @@ on_every_server! {
         run_table(&mut c, "extend", GOBLIN_EXTEND_ROWS);
         run_table(&mut c, "bzwindow", GOBLIN_BZWINDOW_ROWS);
     }
+
+    /// The fixed windows in milliseconds, as their pages say.
+    fn the_fixed_window_pages_hold_on_every_server(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "fwindow", GOBLIN_FWINDOW_ROWS);
+        run_table(&mut c, "fwstats", GOBLIN_FWSTATS_ROWS);
+        run_table(&mut c, "mfwindow", GOBLIN_MFWINDOW_ROWS);
+    }
 }

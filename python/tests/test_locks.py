@@ -803,18 +803,21 @@ def test_the_module_is_asked_for_once_per_client(r: Any) -> None:
 
 
 def test_a_module_too_old_is_a_clear_error_and_asked_again() -> None:
-    old = Stub([{"name": "goblin", "ver": 299}])
-    with pytest.raises(GoblinModuleError, match=r"version 299 \(0\.2\.99\); goblin_redis needs version 300"):
+    needed = goblin_redis.__module_version__
+    older = needed - 1
+    shown = f"{older // 10000}.{older // 100 % 100}.{older % 100}".replace(".", r"\.")
+    old = Stub([{"name": "goblin", "ver": older}])
+    with pytest.raises(GoblinModuleError, match=rf"version {older} \({shown}\); goblin_redis needs version {needed}"):
         Lock(old, "lk").acquire(blocking=False)
     old_async = AsyncStub(old.modules)
-    with pytest.raises(GoblinModuleError, match="version 299"):
+    with pytest.raises(GoblinModuleError, match=f"version {older}"):
         asyncio.run(AsyncSemaphore(old_async, "sem", 1).acquire())
     # No Goblin command was sent; a failed check is not kept (a module loaded later is found).
     assert old_async.sent == [("MODULE LIST",)]
-    with pytest.raises(GoblinModuleError, match="version 299"):
+    with pytest.raises(GoblinModuleError, match=f"version {older}"):
         Semaphore(old, "sem", 1).acquire()
     assert old.sent == [("MODULE LIST",), ("MODULE LIST",)]
-    old.modules = [{b"name": b"goblin", b"ver": 300}]
+    old.modules = [{b"name": b"goblin", b"ver": needed}]
     assert Lock(old, "lk").acquire(blocking=False)
     assert Lock(old, "lk").acquire(blocking=False)
     assert old.sent[2:] == [("MODULE LIST",), ("GOBLIN.LOCK", "lk", old.sent[3][2], 0), old.sent[4]]

@@ -252,7 +252,8 @@ def test_module_list_replies() -> None:
         commands.check_module_list([{"name": "goblin", "ver": 99}])
     with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
         commands.check_module_list([{"name": "lua", "ver": 1}])
-    assert goblin_redis.__module_version__ == 300
+    major, minor, patch = (int(part) for part in goblin_redis.__version__.split("."))
+    assert goblin_redis.__module_version__ == major * 10000 + minor * 100 + patch
 
 
 def test_error_replies_that_mean_an_older_or_no_module() -> None:

@@ -11,13 +11,12 @@
 //! Everything is checked before any key is read, and every key before anything is decided.
 //! The decision is `goblin_core::mgcra`.
 
-use std::collections::HashMap;
-
 use goblin_core::gcra::Limits;
 use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
 use super::gcra::{gcra_now, parse_limits, tat_of, throttle_key};
+use super::{KeyIndex, INLINE};
 use crate::effects::{self, Deletion};
 use crate::error::gcra::MISSING_TOKENS;
 use crate::error::{mgcra::NUMPOLICIES, CommandError, AT_LEAST_ONE};
@@ -36,48 +35,11 @@ static REFUNDED: Counter = Counter::new();
 /// The arguments of one policy.
 const POLICY_WORDS: usize = 4;
 
-/// As many policies as a call usually names, kept on the stack.
-const INLINE: usize = 4;
-
 pub struct MgcraArgs<'call> {
     /// Each distinct key once, in the order first named.
     keys: SmallVec<[Arg<'call>; INLINE]>,
     policies: SmallVec<[Policy; INLINE]>,
     mode: Mode,
-}
-
-/// Where each policy's key is in `keys`, adding it there when it is new. Linear for the few
-/// policies a call usually names, a map beyond.
-struct KeyIndex<'call> {
-    keys: SmallVec<[Arg<'call>; INLINE]>,
-    map: Option<HashMap<&'call [u8], usize>>,
-}
-
-impl<'call> KeyIndex<'call> {
-    const LINEAR: usize = 8;
-
-    fn new(policies: usize) -> Self {
-        KeyIndex {
-            keys: SmallVec::with_capacity(policies),
-            map: (policies > Self::LINEAR).then(HashMap::new),
-        }
-    }
-
-    fn index(&mut self, key: Arg<'call>) -> usize {
-        let next = self.keys.len();
-        let found = match &mut self.map {
-            Some(map) => *map.entry(key.as_bytes()).or_insert(next),
-            None => self
-                .keys
-                .iter()
-                .position(|known| known.as_bytes() == key.as_bytes())
-                .unwrap_or(next),
-        };
-        if found == next {
-            self.keys.push(key);
-        }
-        found
-    }
 }
 
 impl Command for GoblinMgcra {

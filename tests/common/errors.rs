@@ -58,6 +58,17 @@ pub const GCRA_BURST_OVERFLOW: &str = "ERR GCRA limiting uses microsecond accura
 pub const GOBLIN_MGCRA_ARITY: &str = "ERR wrong number of arguments for 'goblin.mgcra' command";
 pub const MGCRA_NUMPOLICIES: &str = "ERR numpolicies should be greater than 0";
 
+/// GOBLIN.FWINDOW's, GOBLIN.FWSTATS's and GOBLIN.MFWINDOW's own.
+pub const GOBLIN_FWINDOW_ARITY: &str = "ERR wrong number of arguments for 'goblin.fwindow' command";
+pub const GOBLIN_FWINDOW_INVALID_EXPIRE: &str =
+    "ERR invalid expire time in 'goblin.fwindow' command";
+pub const GOBLIN_FWSTATS_ARITY: &str = "ERR wrong number of arguments for 'goblin.fwstats' command";
+pub const GOBLIN_MFWINDOW_ARITY: &str =
+    "ERR wrong number of arguments for 'goblin.mfwindow' command";
+pub const GOBLIN_MFWINDOW_INVALID_EXPIRE: &str =
+    "ERR invalid expire time in 'goblin.mfwindow' command";
+pub const MFWINDOW_NUMWINDOWS: &str = "ERR numwindows should be greater than 0";
+
 /// What the servers answer `MODULE UNLOAD goblin` with when the module refuses.
 pub const UNLOAD_REFUSED: &str = "ERR Error unloading module: operation not possible.";
 
@@ -101,6 +112,7 @@ pub const ALL_ERRORS: &[&str] = &[
     GCRA_TOKENS_OVERFLOW,
     GCRA_BURST_OVERFLOW,
     MGCRA_NUMPOLICIES,
+    MFWINDOW_NUMWINDOWS,
     INCREX_NOT_INTEGER_INCREMENT,
     INCREX_NOT_FLOAT_INCREMENT,
     INCREX_INFINITE_INCREMENT,

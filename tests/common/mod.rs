@@ -175,6 +175,44 @@ pub fn keyspace_events(
     events
 }
 
+/// One step of both sides: the EXEC reply, and the server's clock (ms) just before MULTI and
+/// just after EXEC.
+pub struct Step {
+    pub replies: Vec<Reply>,
+    pub before_ms: i64,
+    pub after_ms: i64,
+}
+
+/// Runs one step on both keys inside MULTI, so both see the same instant: the EXEC reply is
+/// [lua reply, native reply, then `reads` on the Lua key and the native key].
+pub fn side_by_side(
+    c: &mut Conn,
+    lua: Vec<String>,
+    native: Vec<String>,
+    reads: &[&[&str]],
+    lua_key: &str,
+    native_key: &str,
+) -> Step {
+    let mut commands: Vec<Vec<String>> =
+        vec![vec!["TIME".into()], vec!["MULTI".into()], lua, native];
+    for read in reads {
+        for key in [lua_key, native_key] {
+            let mut command: Vec<String> = read.iter().map(|s| s.to_string()).collect();
+            command.insert(1, key.to_string());
+            commands.push(command);
+        }
+    }
+    commands.push(vec!["EXEC".into()]);
+    commands.push(vec!["TIME".into()]);
+    let replies = c.pipeline(&commands);
+    let exec = &replies[replies.len() - 2];
+    Step {
+        replies: exec.array().to_vec(),
+        before_ms: time_ms(&replies[0]),
+        after_ms: time_ms(&replies[replies.len() - 1]),
+    }
+}
+
 /// Every file of the AOF in `dir`, as text.
 pub fn aof_text(dir: &std::path::Path) -> String {
     let mut text = String::new();

@@ -13,10 +13,10 @@ A server without the Goblin module, or with one older than this package, is a
 """
 
 # The Goblin module's own version (Cargo.toml's): the package and the module are released together.
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 #: The Goblin module this package needs, as ``MODULE LIST`` reports its version (major * 10000 +
-#: minor * 100 + patch): at least the package's own, 300 for 0.3.0. Every entry point checks it
+#: minor * 100 + patch): at least the package's own, 400 for 0.4.0. Every entry point checks it
 #: once per client, before its first command (``goblin_redis._commands``).
 __module_version__ = sum(int(part) * scale for part, scale in zip(__version__.split("."), (10000, 100, 1), strict=True))
 

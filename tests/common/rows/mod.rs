@@ -7,6 +7,7 @@ mod delex;
 mod delifeq;
 mod digest;
 mod goblin_cad;
+mod goblin_fwindow;
 mod goblin_gcra;
 mod goblin_increx;
 mod goblin_lock;
@@ -21,6 +22,7 @@ pub use delex::*;
 pub use delifeq::*;
 pub use digest::*;
 pub use goblin_cad::*;
+pub use goblin_fwindow::*;
 pub use goblin_gcra::*;
 pub use goblin_increx::*;
 pub use goblin_lock::*;
@@ -47,6 +49,9 @@ pub const PAGES: &[(&str, &[Row])] = &[
     (GOBLIN_BLOCK_PAGE, GOBLIN_BLOCK_ROWS),
     (GOBLIN_EXTEND_PAGE, GOBLIN_EXTEND_ROWS),
     (GOBLIN_BZWINDOW_PAGE, GOBLIN_BZWINDOW_ROWS),
+    (GOBLIN_FWINDOW_PAGE, GOBLIN_FWINDOW_ROWS),
+    (GOBLIN_FWSTATS_PAGE, GOBLIN_FWSTATS_ROWS),
+    (GOBLIN_MFWINDOW_PAGE, GOBLIN_MFWINDOW_ROWS),
     (INCREX_PAGE, INCREX_ROWS),
     (DELEX_PAGE, DELEX_ROWS),
     (DIGEST_PAGE, DIGEST_ROWS),

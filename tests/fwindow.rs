@@ -1,0 +1,338 @@
+//! GOBLIN.FWINDOW and GOBLIN.MFWINDOW against the scripts Node's rate limiters run, side by side
+//! on the same server, call for call, on generated sequences (each pair in one MULTI, so both
+//! see the same instant): the same counts, the same replies and the same expiries. The scripts
+//! are written here from each library's documented behaviour: @fastify/rate-limit's
+//! (`continueExceeding`, `exponentialBackoff`), rate-limiter-flexible's consume with its
+//! `blockDuration` (whose block is a second round trip there, one script here), and
+//! rate-limit-redis's (express-rate-limit). Then what replicas, the AOF and keyspace events
+//! see.
+
+mod common;
+use common::*;
+
+/// @fastify/rate-limit's counter: INCR; the first hit, or one above the limit with RESTART,
+/// re-arms the whole window; one above it with BACKOFF the window doubled per extra hit, at
+/// most 2^53 - 1 ms; otherwise the TTL as it stands. ARGV: window, max, restart (0/1), backoff
+/// (0/1).
+const FASTIFY_LIKE: &str = r#"
+local count = redis.call('INCR', KEYS[1])
+local window = tonumber(ARGV[1])
+local max = tonumber(ARGV[2])
+if count == 1 or (ARGV[3] == '1' and count > max) then
+  redis.call('PEXPIRE', KEYS[1], window)
+  return {count, window}
+elseif ARGV[4] == '1' and count > max then
+  local ms = math.min(window * 2 ^ (count - max - 1), 2 ^ 53 - 1)
+  redis.call('PEXPIRE', KEYS[1], ms)
+  return {count, ms}
+end
+return {count, redis.call('PTTL', KEYS[1])}
+"#;
+
+/// rate-limiter-flexible's consume: a window of ARGV[1] ms armed when the key is created (or
+/// has none), INCRBY ARGV[2]; then, when ARGV[4] (block ms) is positive and this call crossed
+/// ARGV[3] (the limit), the key re-set with the block as its TTL.
+const FLEXIBLE_LIKE: &str = r#"
+redis.call('SET', KEYS[1], 0, 'PX', ARGV[1], 'NX')
+local count = redis.call('INCRBY', KEYS[1], ARGV[2])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+local limit, block = tonumber(ARGV[3]), tonumber(ARGV[4])
+if block > 0 and count > limit and count - tonumber(ARGV[2]) <= limit then
+  redis.call('SET', KEYS[1], count, 'PX', block)
+  ttl = block
+end
+return {count, ttl}
+"#;
+
+/// rate-limit-redis's increment: a key without a TTL, or none at all, or one in the last
+/// millisecond of its window (PTTL 0), starts a window at 1; otherwise INCR, and the TTL as it
+/// stands.
+const EXPRESS_LIKE: &str = r#"
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl <= 0 then
+  redis.call('SET', KEYS[1], 1, 'PX', ARGV[1])
+  return {1, tonumber(ARGV[1])}
+end
+return {redis.call('INCR', KEYS[1]), ttl}
+"#;
+
+/// Several windows, all or nothing: ARGV is n, then window and limit per key. Refused when any
+/// count would pass its limit (nothing written); otherwise each key counted, its window armed
+/// if new. Replies [refused, count and TTL per key], as they stand when refused.
+const UNION_LIKE: &str = r#"
+local n = tonumber(ARGV[1])
+local refused = 0
+for i, key in ipairs(KEYS) do
+  local count = tonumber(redis.call('GET', key) or '0')
+  if count + n > tonumber(ARGV[2 * i + 1]) then refused = 1 end
+end
+local reply = {refused}
+for i, key in ipairs(KEYS) do
+  if refused == 0 then
+    local count = redis.call('INCRBY', key, n)
+    if redis.call('PTTL', key) == -1 then redis.call('PEXPIRE', key, ARGV[2 * i]) end
+  end
+  reply[#reply + 1] = {tonumber(redis.call('GET', key) or '0'), redis.call('PTTL', key)}
+end
+return reply
+"#;
+
+/// After a pair of calls: the same count, what each key holds and when it expires, and the
+/// reply's TTL. Where the server has a command-time snapshot (Redis 7.2+, Valkey), the very same
+/// milliseconds. Redis 7.0 reads the wall clock at each command: the module's call, after the
+/// script's, may arm its key later by no more than the step that armed it took, and each TTL is
+/// read at some instant of this step.
+struct Same {
+    snapshot: bool,
+    /// Per key: the last (script, module) expiries, and how long the step that armed them took.
+    armed: std::collections::HashMap<String, ((i64, i64), i64)>,
+}
+
+impl Same {
+    fn new(flavor: Flavor) -> Self {
+        Same {
+            snapshot: flavor.has_command_time_snapshot(),
+            armed: std::collections::HashMap::new(),
+        }
+    }
+
+    /// `step.replies`: the script's reply, the module's, then GET and PEXPIRETIME of both keys.
+    fn check(&mut self, key: &str, step: &Step, n: usize) {
+        let r = &step.replies;
+        let (idiom, goblin) = (r[0].array(), r[1].array());
+        assert_eq!(goblin[0], idiom[0], "step {n}: the count");
+        assert_eq!(r[2], r[3], "step {n}: the values");
+        let (idiom_at, goblin_at) = (r[4].int(), r[5].int());
+        let (idiom_ttl, goblin_ttl) = (idiom[1].int(), goblin[1].int());
+        if self.snapshot || idiom_at < 0 || goblin_at < 0 {
+            assert_eq!(goblin_at, idiom_at, "step {n}: the expiries");
+            if self.snapshot {
+                assert_eq!(goblin_ttl, idiom_ttl, "step {n}: the TTL");
+            } else {
+                assert_eq!(goblin_ttl < 0, idiom_ttl < 0, "step {n}: a TTL or none");
+            }
+            return;
+        }
+        let slack = match self.armed.get(key) {
+            Some((last, slack)) if *last == (idiom_at, goblin_at) => *slack,
+            _ => step.after_ms - step.before_ms,
+        };
+        self.armed
+            .insert(key.to_string(), ((idiom_at, goblin_at), slack));
+        let offset = goblin_at - idiom_at;
+        assert!(
+            (0..=slack).contains(&offset),
+            "step {n}: {goblin_at} against {idiom_at}"
+        );
+        let now_slack = step.after_ms - step.before_ms;
+        assert!(
+            (offset - now_slack..=offset + now_slack).contains(&(goblin_ttl - idiom_ttl)),
+            "step {n}: TTL {goblin_ttl} against {idiom_ttl}, expiries {offset} ms apart"
+        );
+    }
+}
+
+/// The reads after each pair: the value and the absolute expiry, of both keys.
+const READS: &[&[&str]] = &[&["GET"], &["PEXPIRETIME"]];
+
+fn eval(sha: &str, key: &str, args: &[String]) -> Vec<String> {
+    let mut command = vec!["EVALSHA".into(), sha.into(), "1".into(), key.into()];
+    command.extend(args.iter().cloned());
+    command
+}
+
+fn fwindow(key: &str, args: &[String]) -> Vec<String> {
+    let mut command = vec!["GOBLIN.FWINDOW".to_string(), key.into()];
+    command.extend(args.iter().cloned());
+    command
+}
+
+on_every_server! {
+    /// @fastify/rate-limit's three modes, each with windows short enough to run out now and
+    /// then (a sleep between calls), and limits low enough to pass.
+    fn fwindow_matches_the_fastify_script_call_for_call(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let sha = c.call(&["SCRIPT", "LOAD", FASTIFY_LIKE]).text();
+        let mut same = Same::new(flavor);
+        let mut rng = Rng::new(0x0fa5_71f7);
+        let mut over = 0;
+        for n in 0..900 {
+            let k = rng.below(3);
+            let window = *rng.pick(&[40u64, 80, 150]);
+            let max = 1 + rng.below(4);
+            let mode = rng.below(3);
+            let (idiom_key, goblin_key) = (format!("fastify:{k}:{mode}"), format!("goblin:{k}:{mode}"));
+            let idiom = eval(&sha, &idiom_key, &[window.to_string(), max.to_string(), u8::from(mode == 1).to_string(), u8::from(mode == 2).to_string()]);
+            let mut goblin = vec![window.to_string(), "LIMIT".into(), max.to_string()];
+            match mode {
+                1 => goblin.push("RESTART".into()),
+                2 => goblin.push("BACKOFF".into()),
+                _ => {}
+            }
+            let step = side_by_side(&mut c, idiom, fwindow(&goblin_key, &goblin), READS, &idiom_key, &goblin_key);
+            same.check(&goblin_key, &step, n);
+            over += usize::from(step.replies[1].array()[0].int() > max as i64);
+            if rng.below(8) == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(rng.below(60)));
+            }
+        }
+        assert!(over > 100, "calls above the limit: {over}");
+    }
+
+    /// rate-limiter-flexible's consume, its penalties and rewards (negative points), and its
+    /// block on crossing the limit.
+    fn fwindow_matches_the_rate_limiter_flexible_script_call_for_call(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let sha = c.call(&["SCRIPT", "LOAD", FLEXIBLE_LIKE]).text();
+        let mut same = Same::new(flavor);
+        let mut rng = Rng::new(0xf1e7_1b1e);
+        let mut blocked = 0;
+        for n in 0..900 {
+            let k = rng.below(3);
+            let window = *rng.pick(&[50u64, 100, 200]);
+            let points = *rng.pick(&[1i64, 1, 2, 3, -1]);
+            let limit = 2 + rng.below(4);
+            let block = *rng.pick(&[0u64, 0, 120, 300]);
+            let (idiom_key, goblin_key) = (format!("rlflx:{k}"), format!("goblin:{k}"));
+            let idiom = eval(&sha, &idiom_key, &[window.to_string(), points.to_string(), limit.to_string(), block.to_string()]);
+            let mut goblin = vec![window.to_string(), "BY".into(), points.to_string()];
+            if block > 0 {
+                goblin.extend(["LIMIT".to_string(), limit.to_string(), "BLOCK".into(), block.to_string()]);
+            }
+            let step = side_by_side(&mut c, idiom, fwindow(&goblin_key, &goblin), READS, &idiom_key, &goblin_key);
+            same.check(&goblin_key, &step, n);
+            blocked += usize::from(block > 0 && step.replies[1].array()[1].int() == block as i64);
+            if rng.below(8) == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(rng.below(80)));
+            }
+        }
+        assert!(blocked > 20, "blocks: {blocked}");
+    }
+
+    /// rate-limit-redis's increment, beside the plain call. The one difference: in a window's
+    /// last millisecond (PTTL 0), when the server still holds the key, the script starts a new
+    /// window, and GOBLIN.FWINDOW counts in the old one, as INCR does (docs/commands/
+    /// goblin.fwindow.md). The test starts both keys afresh when that happens, and counts it.
+    fn fwindow_matches_the_rate_limit_redis_script_call_for_call(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let sha = c.call(&["SCRIPT", "LOAD", EXPRESS_LIKE]).text();
+        let mut same = Same::new(flavor);
+        let mut rng = Rng::new(0xe8b1e55);
+        let mut last_millisecond = 0;
+        for n in 0..600 {
+            let k = rng.below(3);
+            let window = *rng.pick(&[30u64, 60, 120]);
+            let (idiom_key, goblin_key) = (format!("rl:{k}"), format!("goblin:{k}"));
+            let step = side_by_side(&mut c, eval(&sha, &idiom_key, &[window.to_string()]), fwindow(&goblin_key, &[window.to_string()]), READS, &idiom_key, &goblin_key);
+            let (idiom, goblin) = (step.replies[0].array(), step.replies[1].array());
+            if idiom[0] == Reply::Int(1) && goblin[0] != Reply::Int(1) {
+                assert!(goblin[1].int() <= 1, "step {n}: a new window only in the last millisecond: {goblin:?}");
+                last_millisecond += 1;
+                c.call(&["DEL", &idiom_key, &goblin_key]);
+                same.armed.remove(&goblin_key);
+                continue;
+            }
+            same.check(&goblin_key, &step, n);
+            if rng.below(6) == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(rng.below(50)));
+            }
+        }
+        assert!(last_millisecond < 20, "{last_millisecond} steps in a window's last millisecond");
+    }
+
+    /// GOBLIN.MFWINDOW against an all-or-nothing script over the same windows.
+    fn mfwindow_matches_an_all_or_nothing_script_call_for_call(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let sha = c.call(&["SCRIPT", "LOAD", UNION_LIKE]).text();
+        let mut rng = Rng::new(0x000a_110e);
+        let (mut allowed, mut refused) = (0, 0);
+        for n in 0..600 {
+            let by = *rng.pick(&[1i64, 1, 2]);
+            let windows = [(60u64, 2 + rng.below(3)), (150, 4 + rng.below(4))];
+            let mut idiom = vec!["EVALSHA".to_string(), sha.clone(), "2".into(), "{i}:a".into(), "{i}:b".into(), by.to_string()];
+            let mut goblin = vec!["GOBLIN.MFWINDOW".to_string(), "2".into()];
+            for ((window, limit), name) in windows.iter().zip(["a", "b"]) {
+                idiom.extend([window.to_string(), limit.to_string()]);
+                goblin.extend([format!("{{g}}:{name}"), window.to_string(), limit.to_string()]);
+            }
+            goblin.extend(["BY".to_string(), by.to_string()]);
+            let mut commands = vec![vec!["MULTI".to_string()], idiom, goblin];
+            for key in ["{i}:a", "{g}:a", "{i}:b", "{g}:b"] {
+                commands.push(vec!["GET".into(), key.into()]);
+            }
+            commands.push(vec!["EXEC".into()]);
+            let replies = c.pipeline(&commands);
+            let exec = replies.last().expect("EXEC").array().to_vec();
+            let (idiom, goblin) = (exec[0].array(), exec[1].array());
+            assert_eq!(goblin[0], idiom[0], "step {n}: refused or not");
+            for (i, pair) in goblin[2..].iter().enumerate() {
+                assert_eq!(pair.array()[0], idiom[1 + i].array()[0], "step {n}: window {i}'s count");
+            }
+            assert_eq!(exec[2], exec[3], "step {n}: a's value");
+            assert_eq!(exec[4], exec[5], "step {n}: b's value");
+            if goblin[0] == Reply::Int(1) { refused += 1 } else { allowed += 1 }
+            if rng.below(5) == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(rng.below(70)));
+            }
+        }
+        assert!(allowed > 100 && refused > 100, "{allowed} allowed, {refused} refused");
+    }
+
+    /// What the windows leave on a replica without the module and in the AOF, restarted without
+    /// it: the same keys, values and expiries.
+    fn replicas_and_the_aof_get_core_commands(flavor: Flavor) {
+        let pair = PersistedPair::start(flavor, "fwindow");
+        let mut c = pair.primary.conn();
+        let calls: &[&[&str]] = &[
+            &["GOBLIN.FWINDOW", "f:a", "100000"],
+            &["GOBLIN.FWINDOW", "f:a", "100000", "BY", "3"],
+            &["GOBLIN.FWINDOW", "f:a", "100000", "LIMIT", "2", "BLOCK", "300000"],
+            &["GOBLIN.FWINDOW", "f:b", "100000", "LIMIT", "0", "BACKOFF"],
+            &["GOBLIN.FWINDOW", "f:b", "100000", "LIMIT", "0", "RESTART"],
+            &["GOBLIN.FWINDOW", "f:c", "0", "BY", "-2"],
+            &["GOBLIN.MFWINDOW", "2", "{m}:1", "1000000", "10", "{m}:2", "2000000", "10", "BY", "4"],
+            &["GOBLIN.MFWINDOW", "2", "{m}:1", "1000000", "10", "{m}:2", "2000000", "5", "BY", "4"],
+        ];
+        for call in calls {
+            assert!(!c.call(call).is_error(), "{call:?}");
+        }
+        let (keys, aof) = pair.check("*");
+        assert_eq!(keys.len(), 5, "{keys:?}");
+        let commands = aof_commands(&aof);
+        assert!(commands.iter().all(|command| !command[0].to_uppercase().starts_with("GOBLIN")));
+        assert!(commands.iter().any(|command| command[0] == "INCRBY"), "{commands:?}");
+    }
+
+    /// The events GOBLIN.FWINDOW fires are the fastify script's: `new` and `incrby` for the
+    /// first hit and `expire` as its window is armed; `incrby` alone after; `expire` again when
+    /// a hit over the limit restarts the window.
+    fn its_events_are_the_scripts(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        let sha = c.call(&["SCRIPT", "LOAD", FASTIFY_LIKE]).text();
+        c.call(&["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
+        let run = |c: &mut Conn, key: &str, goblin: bool| {
+            keyspace_events(&server, c, |c| {
+                for _ in 0..3 {
+                    let reply = if goblin {
+                        c.call(&["GOBLIN.FWINDOW", key, "60000", "LIMIT", "1", "RESTART"])
+                    } else {
+                        c.call(&["EVALSHA", &sha, "1", key, "60000", "1", "1", "0"])
+                    };
+                    assert!(!reply.is_error(), "{reply:?}");
+                }
+            })
+        };
+        let idiom: Vec<String> = run(&mut c, "k:idiom", false).iter().map(|e| e.replace("k:idiom", "k")).collect();
+        let goblin: Vec<String> = run(&mut c, "k:goblin", true).iter().map(|e| e.replace("k:goblin", "k")).collect();
+        assert_eq!(goblin, idiom);
+    }
+}
