@@ -414,6 +414,18 @@ export function mfwindow(windows: readonly WindowLimit[], by = 1): Command<Mfwin
   })
 }
 
+// --------------------------------------------------------------------- core commands, keyed
+/** `SET key value [PX ms]`: a counter set outright (rate-limiter-flexible's `set` and `block`); no PX for no expiry. */
+export function set(key: Arg, value: number, ms = 0): Command<boolean> {
+  const args: Arg[] = ['SET', key, integer(value, 'value')]
+  return command(ms > 0 ? [...args, 'PX', integer(ms, 'ms', 1)] : args, [1], granted)
+}
+
+/** `DEL key`: whether it existed. */
+export function del(key: Arg): Command<boolean> {
+  return command(['DEL', key], [1], (reply) => asInteger(reply) > 0)
+}
+
 // -------------------------------------------------------------------------- the module check
 /** `MODULE LIST`: the module check's one command (no key: any node of a cluster answers). */
 export const moduleList: Command<void> = command(['MODULE', 'LIST'], [], checkModuleList, true)
