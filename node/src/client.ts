@@ -167,7 +167,7 @@ function keyedCommandClass(client: IoredisShape): new (name: string, args: Arg[]
     } as unknown as CommandClass
     commandClasses.set(base, keyed)
   }
-  return keyed as unknown as new (name: string, args: Arg[], options: object, keys: Arg[]) => object
+  return keyed
 }
 
 class IoredisLink implements Link {
@@ -202,7 +202,7 @@ class IoredisLink implements Link {
     // A waiter's connection reports its errors through the command it sends.
     copy.on('error', () => undefined)
     await copy.connect()
-    return copy as unknown as RedisClient
+    return copy
   }
 
   close(): void {
@@ -260,7 +260,7 @@ class NodeRedisLink implements Link {
     // A waiter's connection reports its errors through the command it sends.
     copy.on('error', () => undefined)
     await copy.connect()
-    return copy as unknown as RedisClient
+    return copy
   }
 
   close(): void {
@@ -325,7 +325,7 @@ export function isErrorReply(error: unknown): boolean {
   return false
 }
 
-const passed = new WeakSet<object>()
+const passed = new WeakSet()
 const checking = new WeakMap<object, Promise<void>>()
 
 /**

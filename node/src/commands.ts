@@ -80,6 +80,11 @@ function asArray(reply: unknown, length: number, what: string): unknown[] {
   return reply
 }
 
+/** A bulk reply as text. */
+function text(value: unknown): string {
+  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value)
+}
+
 /** `OK` (in any protocol or decoding) or nil: GOBLIN.LOCK's and GOBLIN.BLOCK's replies. */
 export function granted(reply: unknown): boolean {
   return reply !== null && reply !== undefined && reply !== false
@@ -201,7 +206,7 @@ export function zwstats(key: Arg, now: number | '*', window: number): Command<Wi
     [1],
     (reply) => {
       const [units, oldest] = asArray(reply, 2, 'GOBLIN.ZWSTATS')
-      return { units: asInteger(units), oldest: oldest === null || oldest === undefined ? null : String(oldest) }
+      return { units: asInteger(units), oldest: oldest === null || oldest === undefined ? null : text(oldest) }
     },
     true,
   )
@@ -429,10 +434,6 @@ export function del(key: Arg): Command<boolean> {
 // -------------------------------------------------------------------------- the module check
 /** `MODULE LIST`: the module check's one command (no key: any node of a cluster answers). */
 export const moduleList: Command<void> = command(['MODULE', 'LIST'], [], checkModuleList, true)
-
-function text(value: unknown): string {
-  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value)
-}
 
 /** The fields of one module of a MODULE LIST reply: a flat array (RESP2), a map or an object (RESP3). */
 function moduleFields(module: unknown): Map<string, unknown> {

@@ -172,7 +172,9 @@ export abstract class Lock {
       acquireAttemptsLimit = defaultTimeoutOptions.acquireAttemptsLimit,
       retryInterval = defaultTimeoutOptions.retryInterval,
       onLockLost = defaultOnLockLost,
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- redis-semaphore's, accepted as it accepts it
       externallyAcquiredIdentifier,
+      // eslint-disable-next-line @typescript-eslint/no-deprecated -- the same
       identifierSuffix,
       identifier,
       acquiredExternally,
@@ -268,7 +270,8 @@ export abstract class Lock {
 
   private _startRefresh(): void {
     this.stopRefresh()
-    this._refreshInterval = setInterval(this._processRefresh, this._refreshTimeInterval)
+    // A rejection (the default onLockLost throws) is left unhandled, as redis-semaphore leaves it.
+    this._refreshInterval = setInterval(() => void this._processRefresh(), this._refreshTimeInterval)
     this._refreshInterval.unref()
   }
 

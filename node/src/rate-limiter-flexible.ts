@@ -264,6 +264,8 @@ export class RateLimiterGoblinUnion {
       }
     })
     if (result.refused) {
+      // RateLimiterUnion rejects with its limiters' RateLimiterRes, by keyPrefix, not an Error.
+      // eslint-disable-next-line @typescript-eslint/only-throw-error
       throw byPrefix
     }
     return byPrefix

@@ -78,7 +78,7 @@ export class RedlockMutex extends Lock {
     try {
       if (await this._waitInOrder(holding, need, deadline, abortSignal)) {
         // The quorum is held: the servers not waited on are taken too where they are free.
-        await Promise.all(holding.map((isHeld, i) => isHeld || held(this._clients[i] as RedisClient, claim.once)))
+        await Promise.all(holding.map(async (isHeld, i) => isHeld || (await held(this._clients[i] as RedisClient, claim.once))))
         return true
       }
     } catch (error) {
@@ -136,7 +136,7 @@ export class RedlockMutex extends Lock {
 
   private async _giveBack(holding: readonly boolean[] = this._clients.map(() => true)): Promise<void> {
     const { giveBack } = this._lease().claim
-    await Promise.all(holding.map((isHeld, i) => isHeld && held(this._clients[i] as RedisClient, giveBack)))
+    await Promise.all(holding.map(async (isHeld, i) => isHeld && (await held(this._clients[i] as RedisClient, giveBack))))
   }
 
   /**
@@ -147,7 +147,7 @@ export class RedlockMutex extends Lock {
     const { claim, renewal } = this._lease()
     const refreshed = await this._everywhere(renewal)
     if (count(refreshed) >= quorum(this._clients.length)) {
-      await Promise.all(refreshed.map((ok, i) => ok || held(this._clients[i] as RedisClient, claim.once)))
+      await Promise.all(refreshed.map(async (ok, i) => ok || (await held(this._clients[i] as RedisClient, claim.once))))
       return true
     }
     await this._giveBack()

@@ -2,7 +2,7 @@
  * The package's version, which is Goblin's own (the module's Cargo.toml): tests/node_package.rs
  * holds this text, package.json's version and Cargo.toml's equal.
  */
-export const VERSION = '0.3.0'
+export const VERSION = '0.4.0'
 
 /**
  * `MODULE LIST`'s `ver` for a version text: major × 10000 + minor × 100 + patch, as the module

@@ -48,7 +48,9 @@ class Waiters {
   private closed = false
 
   constructor(private readonly parent: Link) {
-    parent.onEnd(() => this.close())
+    parent.onEnd(() => {
+      this.close()
+    })
   }
 
   async take(): Promise<Connection> {
