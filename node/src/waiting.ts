@@ -45,10 +45,12 @@ interface Connection {
 class Waiters {
   private readonly idle: Connection[] = []
   private readonly open = new Set<Connection>()
-  private closed = false
+  /** The application's client has ended: no connection is opened for it any more. */
+  private ended = false
 
   constructor(private readonly parent: Link) {
     parent.onEnd(() => {
+      this.ended = true
       this.close()
     })
   }
@@ -63,7 +65,7 @@ class Waiters {
     const client = await this.parent.duplicate()
     const connection: Connection = { client, link: linkOf(client) }
     this.open.add(connection)
-    if (this.closed) {
+    if (this.ended) {
       this.discard(connection)
       throw new Error('the client was closed while a waiter connected')
     }
@@ -71,7 +73,7 @@ class Waiters {
   }
 
   give(connection: Connection): void {
-    if (this.closed || this.idle.length >= MOST_IDLE) {
+    if (this.ended || this.idle.length >= MOST_IDLE) {
       this.discard(connection)
       return
     }
@@ -91,8 +93,8 @@ class Waiters {
     }
   }
 
+  /** Closes every connection, idle or waiting (its wait ends in an error). */
   close(): void {
-    this.closed = true
     this.idle.length = 0
     for (const connection of [...this.open]) {
       this.discard(connection)
