@@ -115,6 +115,9 @@ export class RateLimiterGoblin extends RateLimiterStoreAbstract {
     if (options.useRedis3AndLowerPackage) {
       throw new TypeError('RateLimiterGoblin needs ioredis, or node-redis 4 or later: useRedis3AndLowerPackage is not supported')
     }
+    if (options.storeClient === undefined) {
+      throw new TypeError('storeClient is not set')
+    }
     if (typeof options.storeClient !== 'object' || options.storeClient === null) {
       throw new TypeError('storeClient must be an ioredis or node-redis client')
     }
