@@ -264,8 +264,11 @@ describe(`waiting, on ${first.name}`, () => {
     await holder.acquire()
     const waiters = [0, 1, 2].map(() => new Mutex(client, key, { refreshInterval: 0, acquireTimeout: 10000 }))
     const base = await waiting(raw)
-    const acquired = waiters.map((w) => w.acquire())
-    await untilWaiting(raw, base + 3)
+    const acquired = []
+    for (const [i, waiter] of waiters.entries()) {
+      acquired.push(waiter.acquire())
+      await untilWaiting(raw, base + i + 1) // in this order in the line
+    }
     const before = await commandCalls(raw)
     await sleep(500)
     assert.deepEqual(delta(before, await commandCalls(raw)), {})
