@@ -274,8 +274,12 @@ describe(`waiting, on ${first.name}`, () => {
     assert.deepEqual(delta(before, await commandCalls(raw)), {})
     await holder.release()
     await acquired[0]
-    // The one release, and the first waiter's GOBLIN.BLOCK, which the server counts once it is answered.
-    assert.deepEqual(delta(before, await commandCalls(raw)), { 'goblin.cad': 1, 'goblin.block': 1 })
+    // The one release; the first waiter's GOBLIN.BLOCK is counted once it is answered (Redis 7.2+
+    // and Valkey count a blocked module command then, Redis 7.0 does not).
+    const handoff = delta(before, await commandCalls(raw))
+    assert.equal(handoff['goblin.cad'], 1)
+    assert.ok((handoff['goblin.block'] ?? 0) <= 1)
+    assert.deepEqual(Object.keys(handoff).filter((name) => !['goblin.cad', 'goblin.block'].includes(name)), [])
     for (const [i, waiter] of waiters.entries()) {
       await waiter.release()
       await acquired[i]
