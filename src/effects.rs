@@ -14,7 +14,11 @@ use goblin_core::increx::{CounterPlan, CounterTtl};
 use goblin_core::native::increx::TtlChange;
 use goblin_core::zwindow::{self, Eviction, WindowExpiry, Zadded};
 
-use crate::server::{lazyfree_lazy_expire, Arg, Ctx, EventClass, Key, KeyKind};
+use smallvec::SmallVec;
+
+use crate::server::{
+    lazyfree_lazy_expire, Arg, Ctx, EventClass, Key, KeyKind, MAX_REPLICATED_ARGS,
+};
 
 /// Defines the core commands effects are replicated as, and the list of their names that the
 /// module checks at load (under `rename-command` an effect would be written and then fail to
@@ -70,10 +74,10 @@ pub enum Effect<'a> {
     Unlink,
     /// `ZREMRANGEBYSCORE key -inf through`
     ZremRangeThrough { through: f64 },
-    /// `ZADD key score member`
-    Zadd { score: f64, member: &'a [u8] },
-    /// `ZREM key member`
-    Zrem { member: &'a [u8] },
+    /// `ZADD key score member [score member ...]`: up to four members at one score.
+    Zadd { score: f64, members: &'a [&'a [u8]] },
+    /// `ZREM key member [member ...]`: up to eight members.
+    Zrem { members: &'a [&'a [u8]] },
     /// `PEXPIREAT key at`
     PexpireAt { at_ms: i64 },
 }
@@ -115,11 +119,15 @@ impl Effect<'_> {
                 let through = Decimal::score(through);
                 ctx.replicate(command, key, &[b"-inf", through.as_bytes()]);
             }
-            Effect::Zadd { score, member } => {
+            Effect::Zadd { score, members } => {
                 let score = Decimal::score(score);
-                ctx.replicate(command, key, &[score.as_bytes(), member]);
+                let mut args: SmallVec<[&[u8]; MAX_REPLICATED_ARGS]> = SmallVec::new();
+                for member in members {
+                    args.extend([score.as_bytes(), member]);
+                }
+                ctx.replicate(command, key, &args);
             }
-            Effect::Zrem { member } => ctx.replicate(command, key, &[member]),
+            Effect::Zrem { members } => ctx.replicate(command, key, members),
             Effect::PexpireAt { at_ms } => {
                 let at = Decimal::integer(at_ms);
                 ctx.replicate(command, key, &[at.as_bytes()]);
@@ -298,26 +306,28 @@ fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
     ctx.signal_modified(name);
 }
 
-/// A slot granted to `member` at `score` (GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, a waiter's grant):
-/// the member added or moved there, ZADD's events and effect if the set changed, then the TTL
-/// re-armed. Returns what the set did.
+/// Slots granted at `score` (GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, a waiter's grant) to `members`:
+/// one for a lease, one per permit for a holder of several. Each is added or moved there; ZADD's
+/// event and effect (one ZADD, as the idiom's, for up to four members) for those the set did
+/// change; then the TTL re-armed. Returns what the set did with the first.
 pub fn admitted(
     ctx: &Ctx,
     key: &mut Key<'_>,
     score: f64,
-    member: Arg<'_>,
+    members: &[Arg<'_>],
     expiry: WindowExpiry,
 ) -> Zadded {
-    let zadded = key.zadd(score, member);
-    recorded(
-        ctx,
-        key,
-        zadded != Zadded::Unchanged,
-        score,
-        member.as_bytes(),
-        expiry,
-    );
-    zadded
+    let mut first = None;
+    let mut changed: SmallVec<[&[u8]; 4]> = SmallVec::new();
+    for member in members {
+        let zadded = key.zadd(score, *member);
+        first.get_or_insert(zadded);
+        if zadded != Zadded::Unchanged {
+            changed.push(member.as_bytes());
+        }
+    }
+    recorded(ctx, key, &changed, score, expiry);
+    first.unwrap_or(Zadded::Unchanged)
 }
 
 /// A COST entry (`zwindow::cost::entry`) recorded at `score`, as `admitted` records a member.
@@ -329,22 +339,17 @@ pub fn entry_admitted(
     expiry: WindowExpiry,
 ) {
     let member = ctx.string(member);
-    admitted(ctx, key, score, member.arg(), expiry);
+    admitted(ctx, key, score, &[member.arg()], expiry);
 }
 
-/// ZADD's events and effect, if the set `changed`, then the TTL re-armed.
-fn recorded(
-    ctx: &Ctx,
-    key: &mut Key<'_>,
-    changed: bool,
-    score: f64,
-    member: &[u8],
-    expiry: WindowExpiry,
-) {
+/// ZADD's event and effects for the members the set did change, then the TTL re-armed.
+fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[&[u8]], score: f64, expiry: WindowExpiry) {
     let name = key.name();
-    if changed {
+    if !changed.is_empty() {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
-        Effect::Zadd { score, member }.replicate(ctx, name);
+        for members in changed.chunks(MAX_REPLICATED_ARGS / 2) {
+            Effect::Zadd { score, members }.replicate(ctx, name);
+        }
     }
     match expiry {
         WindowExpiry::At(at_ms) => {
@@ -394,23 +399,31 @@ pub fn deleted(ctx: &Ctx, key: &mut Key<'_>, how: Deletion) {
     ctx.signal_modified(name);
 }
 
-/// Removes `member` from a sorted set; returns whether it was there. A set emptied here is
-/// deleted by the server, as ZREM does.
-pub fn release_member(ctx: &Ctx, key: &mut Key<'_>, member: Arg<'_>) -> bool {
-    if !key.zrem(member) {
-        return false;
+/// Removes `members` from a sorted set (a lease's member, or each permit of a holder of
+/// several), as one ZREM does: one `zrem` event and effect for those that were there. Returns
+/// whether the first was. A set emptied here is deleted by the server, as ZREM does.
+pub fn release_members(ctx: &Ctx, key: &mut Key<'_>, members: &[Arg<'_>]) -> bool {
+    let mut removed: SmallVec<[&[u8]; 4]> = SmallVec::new();
+    for member in members {
+        if key.zrem(*member) {
+            removed.push(member.as_bytes());
+        }
     }
+    let Some(&first) = removed.first() else {
+        return false;
+    };
     let name = key.name();
     ctx.notify(EventClass::SortedSet, c"zrem", name);
     if key.kind() == KeyKind::Empty {
         ctx.notify(EventClass::Generic, c"del", name);
     }
-    Effect::Zrem {
-        member: member.as_bytes(),
+    for members in removed.chunks(MAX_REPLICATED_ARGS) {
+        Effect::Zrem { members }.replicate(ctx, name);
     }
-    .replicate(ctx, name);
     ctx.signal_modified(name);
-    true
+    members
+        .first()
+        .is_some_and(|member| member.as_bytes() == first)
 }
 
 #[cfg(test)]

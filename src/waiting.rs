@@ -30,7 +30,7 @@ use goblin_core::zwindow::{self, Room};
 
 use crate::effects::{self, Deletion};
 use crate::error::{self, CommandError};
-use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, Reply, Waiting};
+use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, OwnedString, Reply, Waiting};
 
 /// The lines, and the handle of every waiter the server still blocks and nobody has woken.
 struct Book {
@@ -245,12 +245,18 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
                     let at_ms = (ms > 0).then(|| now_ms.saturating_add(ms));
                     effects::lock_taken(ctx, &mut key, &token, at_ms);
                 }
-                Some(Want::Lease { member, window, .. }) => {
+                Some(Want::Lease {
+                    member,
+                    window,
+                    permits,
+                    ..
+                }) => {
                     let Ok(expiry) = zwindow::expiry(window, now_ms) else {
                         continue;
                     };
-                    let member = ctx.string(&member);
-                    effects::admitted(ctx, &mut key, now, member.arg(), expiry);
+                    let slots = slots(ctx, &member, permits);
+                    let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
+                    effects::admitted(ctx, &mut key, now, &members, expiry);
                 }
                 None => continue,
             }
@@ -279,12 +285,20 @@ fn take_back(ctx: &Ctx, key: &mut Key<'_>, revoked: &[Want]) {
     if back.delete_lock {
         effects::deleted(ctx, key, Deletion::Unlink);
     }
-    for member in back.members {
+    for (member, permits) in back.members {
         if key.kind() == KeyKind::SortedSet {
-            let member = ctx.string(member);
-            effects::release_member(ctx, key, member.arg());
+            let slots = slots(ctx, member, permits);
+            let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
+            effects::release_members(ctx, key, &members);
         }
     }
+}
+
+/// The members a waiter's `permits` slots are (`zwindow::permit_member`), made for this call.
+fn slots<'c>(ctx: &'c Ctx, member: &[u8], permits: usize) -> Vec<OwnedString<'c>> {
+    (0..permits)
+        .map(|index| ctx.string(&zwindow::permit_member(member, index)))
+        .collect()
 }
 
 /// What each group's window holds (one entry per group, a lock group's left empty), after the

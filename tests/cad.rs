@@ -57,7 +57,8 @@ on_every_server! {
             assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", key, "x"], key, WRONGTYPE);
         }
         assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k"], "k", GOBLIN_CAD_ARITY);
-        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k", "v", "w"], "k", GOBLIN_CAD_ARITY);
+        // A third argument is an option (`PERMITS n`): another word is a syntax error.
+        assert_error_writes_nothing(&mut c, &["GOBLIN.CAD", "k", "v", "w"], "k", SYNTAX);
     }
 }
 

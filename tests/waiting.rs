@@ -533,3 +533,37 @@ on_every_server! {
         assert_eq!(w.reply_within(LONG), Some(ok()));
     }
 }
+
+on_every_server! {
+    /// Several permits at once (`PERMITS n`), all or nothing, waited for in line: each waiter
+    /// under its own request, a larger one passed over while it does not fit, and granted the
+    /// moment the window has room for all of it; given back in one GOBLIN.CAD.
+    fn several_permits_are_waited_for_all_or_nothing(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for h in ["h0", "h1"] {
+            assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "4", h]), Reply::Int(1));
+        }
+        let mut three = waiter(&server, &["GOBLIN.BZWINDOW", "sem", "60", "4", "three", "30", "PERMITS", "3"]);
+        until_blocked(&mut c, 1);
+        let mut one = waiter(&server, &["GOBLIN.BZWINDOW", "sem", "60", "4", "one", "30"]);
+        assert_eq!(one.reply_within(LONG), Some(Reply::Int(1)), "2 + 1 of 4: at once");
+        assert_eq!(c.call(&["GOBLIN.CAD", "sem", "h0"]), Reply::Int(1));
+        assert_eq!(three.reply_within(QUICK), None, "2 + 3 > 4");
+        assert_eq!(c.call(&["GOBLIN.CAD", "sem", "h1"]), Reply::Int(1));
+        assert_eq!(three.reply_within(LONG), Some(Reply::Int(1)));
+        assert_eq!(c.call(&["ZCARD", "sem"]).int(), 4);
+        assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sem", "*", "60", "4", "three", "PERMITS", "3", "XX"]), Reply::Int(1), "renewed, all three");
+        let mut two = waiter(&server, &["GOBLIN.BZWINDOW", "sem", "60", "4", "two", "30", "PERMITS", "2"]);
+        until_blocked(&mut c, 1);
+        assert_eq!(c.call(&["GOBLIN.CAD", "sem", "three", "PERMITS", "3"]), Reply::Int(1));
+        assert_eq!(two.reply_within(LONG), Some(Reply::Int(1)));
+        let mut members = c.call(&["ZRANGE", "sem", "0", "-1"]).texts();
+        members.sort();
+        assert_eq!(members, ["one", "two", "two\u{0}1"]);
+        // More permits than the limit: answered at once, never in line.
+        let mut too_many = waiter(&server, &["GOBLIN.BZWINDOW", "sem", "60", "4", "five", "0", "PERMITS", "5"]);
+        assert_eq!(too_many.reply_within(LONG), Some(Reply::Nil));
+        assert_eq!(waiting(&mut c), 0);
+    }
+}

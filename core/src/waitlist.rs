@@ -30,23 +30,30 @@ pub type LineId = u64;
 pub enum Want {
     /// A token lock: the key, a string holding `token` for `ms` milliseconds (0: no lease).
     Lock { token: Vec<u8>, ms: i64 },
-    /// A slot of a GOBLIN.ZWINDOW window of `window` seconds and `limit` slots, on the server's
-    /// clock.
+    /// `permits` slots (1 for a lease) of a GOBLIN.ZWINDOW window of `window` seconds and
+    /// `limit` slots, on the server's clock.
     Lease {
         member: Vec<u8>,
         window: f64,
         limit: i64,
+        permits: usize,
     },
 }
 
 impl Want {
-    /// Whether waiting can ever end in a grant. A lease needs a slot to exist (`limit` at
-    /// least 1) and to last (`window` above 0: a shorter one is deleted the moment it is
-    /// written). A request that never can is answered at once, and never stands in a line.
+    /// Whether waiting can ever end in a grant. A lease needs its slots to exist (`limit` at
+    /// least its `permits`, at least 1) and to last (`window` above 0: a shorter one is deleted
+    /// the moment it is written). A request that never can is answered at once, and never
+    /// stands in a line.
     pub fn can_be_granted(&self) -> bool {
         match *self {
             Want::Lock { .. } => true,
-            Want::Lease { window, limit, .. } => limit >= 1 && window > 0.0,
+            Want::Lease {
+                window,
+                limit,
+                permits,
+                ..
+            } => permits >= 1 && crate::zwindow::fits_permits(0, permits, limit) && window > 0.0,
         }
     }
 
@@ -54,10 +61,16 @@ impl Want {
     pub fn ask(&self) -> Ask {
         match *self {
             Want::Lock { .. } => Ask::Lock,
-            Want::Lease { window, limit, .. } => Ask::Lease {
+            Want::Lease {
+                window,
+                limit,
+                permits,
+                ..
+            } => Ask::Lease {
                 // 0.0 and -0.0 are one window.
                 window: (window + 0.0).to_bits(),
                 limit,
+                permits,
             },
         }
     }
@@ -68,8 +81,13 @@ impl Want {
 pub enum Ask {
     /// Any lock fits a free key.
     Lock,
-    /// A lease fits while its window (the bits of its seconds) holds fewer than `limit`.
-    Lease { window: u64, limit: i64 },
+    /// A lease fits while its window (the bits of its seconds) has room under `limit` for its
+    /// `permits`.
+    Lease {
+        window: u64,
+        limit: i64,
+        permits: usize,
+    },
 }
 
 impl Ask {
@@ -400,6 +418,7 @@ mod tests {
             member: member.as_bytes().to_vec(),
             window: 10.0,
             limit,
+            permits: 1,
         }
     }
 
@@ -452,6 +471,7 @@ mod tests {
             member: vec![],
             window,
             limit: 1,
+            permits: 1,
         };
         assert_eq!(zero(0.0).ask(), zero(-0.0).ask());
     }
@@ -525,8 +545,18 @@ mod tests {
                 member: vec![],
                 window,
                 limit: 3,
+                permits: 1,
             };
             assert!(!want.can_be_granted(), "{window}");
         }
+        let permits = |permits: usize| Want::Lease {
+            member: vec![],
+            window: 10.0,
+            limit: 3,
+            permits,
+        };
+        assert!(permits(3).can_be_granted());
+        assert!(!permits(4).can_be_granted(), "more permits than the limit");
+        assert!(!permits(0).can_be_granted());
     }
 }

@@ -106,7 +106,28 @@ pub fn count_cap(limit: i64) -> usize {
 
 /// Whether a window holding `in_window` members has room for a newcomer under `limit`.
 pub fn fits(in_window: usize, limit: i64) -> bool {
-    i64::try_from(in_window).is_ok_and(|count| count < limit)
+    fits_permits(in_window, 1, limit)
+}
+
+/// Whether a window holding `in_window` members has room for `permits` more under `limit`,
+/// all of them (a holder of several permits takes as many slots).
+pub fn fits_permits(in_window: usize, permits: usize, limit: i64) -> bool {
+    in_window
+        .checked_add(permits)
+        .and_then(|taken| i64::try_from(taken).ok())
+        .is_some_and(|taken| taken <= limit)
+}
+
+/// The member that holds permit `index` (from 0) of a holder of several, `member` itself for
+/// the first: the slots are members of the set like any other, `member` then a NUL byte and
+/// the index after it, which no member a caller names by accident is.
+pub fn permit_member(member: &[u8], index: usize) -> Vec<u8> {
+    let mut name = member.to_vec();
+    if index > 0 {
+        name.push(0);
+        name.extend_from_slice(index.to_string().as_bytes());
+    }
+    name
 }
 
 /// What a window holds at `cutoff`, after `evict`: what a line's look at it needs.
@@ -141,12 +162,18 @@ pub enum Verdict {
     Reject,
 }
 
-/// Decides after eviction, with `in_window` members left. `holds_slot` (is `member` one of
-/// them?) is asked only when the window is full: with room, newcomer and holder are granted
-/// alike, and a lookup saved is a sorted-set search saved on the hot path.
-pub fn decide(in_window: usize, limit: i64, holds_slot: impl FnOnce() -> bool) -> Verdict {
-    // A holder renewing its lease keeps its one slot, even if `limit` has since shrunk.
-    if fits(in_window, limit) || holds_slot() {
+/// Decides after eviction, with `in_window` members left, for a request of `permits` slots.
+/// `holds_slot` (is `member` one of them?) is asked only when the window is full: with room,
+/// newcomer and holder are granted alike, and a lookup saved is a sorted-set search saved on
+/// the hot path.
+pub fn decide(
+    in_window: usize,
+    permits: usize,
+    limit: i64,
+    holds_slot: impl FnOnce() -> bool,
+) -> Verdict {
+    // A holder renewing its lease keeps its slots, even if `limit` has since shrunk.
+    if fits_permits(in_window, permits, limit) || holds_slot() {
         Verdict::Grant
     } else {
         Verdict::Reject
@@ -198,27 +225,29 @@ pub enum Seat {
     Holder,
 }
 
-/// Whether `member` gets its slot at this call, after `evict`, with `limit` slots: its seat,
-/// or `None` for a newcomer when the window is full. Reads only: the caller records the member
-/// at `now` (the module through its effects, `admit` on a set of its own).
+/// Whether `member` gets its `permits` slots at this call (1 for a lease; a holder of several
+/// is known by its first, `member` itself), after `evict`, with `limit` slots: its seat, or
+/// `None` for a newcomer when the window has no room for them. Reads only: the caller records
+/// the members at `now` (the module through its effects, `admit` on a set of its own).
 pub fn seat<W: SortedWindow>(
     set: &W,
     eviction: &Eviction,
     cutoff: f64,
     limit: i64,
     member: &W::Member,
+    permits: usize,
 ) -> Option<Seat> {
     // Only members inside the window count, even when old ones are still waiting to go. The
-    // set's length bounds that count, so it settles "is there room?" whenever it is below the
-    // limit; only a full-looking set with old members left needs counting.
+    // set's length bounds that count, so it settles "is there room?" whenever it leaves room;
+    // only a full-looking set with old members left needs counting.
     let len = set.cardinality();
-    let in_window = if eviction.complete || i64::try_from(len).is_ok_and(|n| n < limit) {
+    let in_window = if eviction.complete || fits_permits(len, permits, limit) {
         len
     } else {
         set.count_above(cutoff, count_cap(limit))
     };
     let holds = || set.score(member).is_some_and(|score| score > cutoff);
-    match decide(in_window, limit, holds) {
+    match decide(in_window, permits, limit, holds) {
         Verdict::Reject => None,
         // With room, newcomer and holder are granted alike, and asked apart only now.
         Verdict::Grant if holds() => Some(Seat::Holder),
@@ -236,7 +265,7 @@ pub fn admit<W: SortedWindowMut>(
     now: f64,
     member: &W::Member,
 ) -> Admission {
-    match seat(set, eviction, cutoff, limit, member) {
+    match seat(set, eviction, cutoff, limit, member, 1) {
         None => Admission::Rejected,
         Some(seat) => Admission::of(seat, set.add(now, member)),
     }
@@ -291,28 +320,49 @@ mod tests {
 
     #[test]
     fn a_holder_refreshes_even_in_a_full_window() {
-        assert_eq!(decide(1, 1, HOLDER), Verdict::Grant);
-        assert_eq!(decide(5, 3, HOLDER), Verdict::Grant);
-        assert_eq!(decide(2, 0, HOLDER), Verdict::Grant);
+        assert_eq!(decide(1, 1, 1, HOLDER), Verdict::Grant);
+        assert_eq!(decide(5, 1, 3, HOLDER), Verdict::Grant);
+        assert_eq!(decide(2, 1, 0, HOLDER), Verdict::Grant);
     }
 
     #[test]
     fn a_newcomer_is_admitted_only_below_the_limit() {
-        assert_eq!(decide(2, 3, NEWCOMER), Verdict::Grant);
-        assert_eq!(decide(3, 3, NEWCOMER), Verdict::Reject);
-        assert_eq!(decide(0, 1, NEWCOMER), Verdict::Grant);
+        assert_eq!(decide(2, 1, 3, NEWCOMER), Verdict::Grant);
+        assert_eq!(decide(3, 1, 3, NEWCOMER), Verdict::Reject);
+        assert_eq!(decide(0, 1, 1, NEWCOMER), Verdict::Grant);
     }
 
     #[test]
     fn with_room_nobody_asks_who_holds_a_slot() {
-        assert_eq!(decide(2, 3, || panic!("looked up")), Verdict::Grant);
+        assert_eq!(decide(2, 1, 3, || panic!("looked up")), Verdict::Grant);
     }
 
     #[test]
     fn a_non_positive_limit_rejects_every_newcomer() {
-        assert_eq!(decide(0, 0, NEWCOMER), Verdict::Reject);
-        assert_eq!(decide(0, -5, NEWCOMER), Verdict::Reject);
-        assert_eq!(decide(0, i64::MIN, NEWCOMER), Verdict::Reject);
+        assert_eq!(decide(0, 1, 0, NEWCOMER), Verdict::Reject);
+        assert_eq!(decide(0, 1, -5, NEWCOMER), Verdict::Reject);
+        assert_eq!(decide(0, 1, i64::MIN, NEWCOMER), Verdict::Reject);
+    }
+
+    #[test]
+    fn several_permits_fit_only_all_together() {
+        assert!(fits_permits(1, 2, 3));
+        assert!(!fits_permits(2, 2, 3));
+        assert!(
+            !fits_permits(0, 4, 3),
+            "more permits than the limit never fit"
+        );
+        assert!(!fits_permits(usize::MAX, 1, i64::MAX));
+        assert_eq!(decide(1, 2, 3, NEWCOMER), Verdict::Grant);
+        assert_eq!(decide(2, 2, 3, NEWCOMER), Verdict::Reject);
+        assert_eq!(decide(2, 2, 3, HOLDER), Verdict::Grant);
+    }
+
+    #[test]
+    fn a_holders_permits_are_its_member_and_numbered_twins() {
+        assert_eq!(permit_member(b"w1", 0), b"w1");
+        assert_eq!(permit_member(b"w1", 1), b"w1\x001");
+        assert_eq!(permit_member(b"w1", 12), b"w1\x0012");
     }
 
     #[test]
@@ -321,7 +371,7 @@ mod tests {
         assert_eq!(count_cap(0), 0);
         assert_eq!(count_cap(-7), 0);
         // Counting `limit` members is enough to answer "fewer than limit?".
-        assert_eq!(decide(count_cap(3), 3, NEWCOMER), Verdict::Reject);
+        assert_eq!(decide(count_cap(3), 1, 3, NEWCOMER), Verdict::Reject);
     }
 
     #[test]

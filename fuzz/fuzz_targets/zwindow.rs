@@ -34,7 +34,7 @@ fn properties_of_expiry_and_decide(data: &[u8]) {
     }
 
     let holds = data[32] & 1 == 1;
-    let verdict = decide(in_window, limit, || holds);
+    let verdict = decide(in_window, 1, limit, || holds);
     let room = (in_window as i64) < limit;
     assert_eq!(verdict == Verdict::Grant, room || holds);
 }

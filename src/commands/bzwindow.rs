@@ -14,7 +14,7 @@ use goblin_core::clock::Now;
 use goblin_core::waitlist::Want;
 use goblin_core::zwindow;
 
-use super::zwindow::step;
+use super::zwindow::{permit_count, permit_members, step, twins};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
@@ -33,6 +33,8 @@ pub struct BzwindowArgs<'call> {
     limit: i64,
     member: Arg<'call>,
     timeout_ms: i64,
+    /// `PERMITS n`: `n` slots at once (1 without it).
+    permits: usize,
 }
 
 impl Command for GoblinBzwindow {
@@ -50,6 +52,10 @@ impl Command for GoblinBzwindow {
             ArgDoc::integer(c"limit"),
             ArgDoc::string(c"member"),
             ArgDoc::double(c"timeout"),
+            ArgDoc::integer(c"permits")
+                .token("PERMITS")
+                .summary(c"Wait for permits slots at once, all or nothing: member and its numbered twins.")
+                .optional(),
         ],
         stats: &STATS,
         info_name: "bzwindow",
@@ -65,13 +71,18 @@ impl Command for GoblinBzwindow {
         let limit = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
         let member = args.next()?;
         let timeout_ms = args.next()?.to_timeout_ms()?;
-        args.finish()?;
+        let permits = match args.rest() {
+            [] => 1,
+            [option, value] if option.is("PERMITS") => permit_count(*value)?,
+            _ => return Err(CommandError::Syntax),
+        };
         Ok(BzwindowArgs {
             key,
             window,
             limit,
             member,
             timeout_ms,
+            permits,
         })
     }
 
@@ -90,15 +101,10 @@ impl Command for GoblinBzwindow {
         let expiry = zwindow::expiry(args.window, now_ms)?;
         let now = Now::Server.resolve(now_ms);
         let cutoff = zwindow::cutoff(now, args.window);
+        let twins = twins(ctx, args.member, args.permits);
+        let members = permit_members(args.member, &twins);
         let admission = step(
-            ctx,
-            &mut key,
-            cutoff,
-            args.limit,
-            now,
-            args.member,
-            true,
-            expiry,
+            ctx, &mut key, cutoff, args.limit, now, &members, true, expiry,
         );
         drop(key);
         if admission.granted() {
@@ -112,6 +118,7 @@ impl Command for GoblinBzwindow {
             member: args.member.as_bytes().to_vec(),
             window: args.window,
             limit: args.limit,
+            permits: args.permits,
         };
         if !waiting::wait(ctx, args.key, want, args.timeout_ms) {
             return Ok(Reply::Null);

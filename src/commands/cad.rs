@@ -2,6 +2,7 @@
 //! still holds the caller's token, or gives back a GOBLIN.ZWINDOW lease or permit (the member
 //! `value`) at once instead of waiting for it to age out.
 
+use super::zwindow::{permit_count, permit_members, twins};
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -17,6 +18,8 @@ static RELEASED: Counter = Counter::new();
 pub struct CadArgs<'call> {
     key: Arg<'call>,
     value: Arg<'call>,
+    /// `PERMITS n`: a holder of `n` slots gives them all back.
+    permits: usize,
 }
 
 impl Command for GoblinCad {
@@ -29,7 +32,14 @@ impl Command for GoblinCad {
         complexity: c"O(1) for strings, O(log(N)) for a sorted set of N members.",
         since: c"0.1.0",
         keys: Keys::One(KeyAccess::ReadDelete),
-        args: &[ArgDoc::key(c"key"), ArgDoc::string(c"value")],
+        args: &[
+            ArgDoc::key(c"key"),
+            ArgDoc::string(c"value"),
+            ArgDoc::integer(c"permits")
+                .token("PERMITS")
+                .summary(c"Give back the permits slots of a holder of several: value and its numbered twins.")
+                .optional(),
+        ],
         stats: &STATS,
         info_name: "cad",
         outcomes: &[("released", &RELEASED)],
@@ -40,8 +50,16 @@ impl Command for GoblinCad {
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<CadArgs<'call>, CommandError> {
         let (key, value) = (args.next()?, args.next()?);
-        args.finish()?;
-        Ok(CadArgs { key, value })
+        let permits = match args.rest() {
+            [] => 1,
+            [option, count] if option.is("PERMITS") => permit_count(*count)?,
+            _ => return Err(CommandError::Syntax),
+        };
+        Ok(CadArgs {
+            key,
+            value,
+            permits,
+        })
     }
 
     fn run<'call>(ctx: &'call Ctx, args: CadArgs<'call>) -> Result<Reply<'call>, CommandError> {
@@ -55,7 +73,11 @@ impl Command for GoblinCad {
                 }
                 holds_token
             }
-            KeyKind::SortedSet => effects::release_member(ctx, &mut key, args.value),
+            KeyKind::SortedSet => {
+                let twins = twins(ctx, args.value, args.permits);
+                let members = permit_members(args.value, &twins);
+                effects::release_members(ctx, &mut key, &members)
+            }
             KeyKind::Other => return Err(CommandError::WrongType),
         };
         if released {

@@ -17,7 +17,9 @@ use crate::effects;
 use crate::error::{zwindow::NOT_COST_ENTRIES, CommandError};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
+use smallvec::SmallVec;
+
+use crate::server::{Arg, Args, Ctx, Key, KeyKind, OwnedString, Reply};
 use crate::waiting;
 
 pub struct GoblinZwindow;
@@ -44,6 +46,8 @@ pub struct ZwindowArgs<'call> {
     cost: Option<i64>,
     /// `XX`: renew the member's slot, never admit it.
     renew_only: bool,
+    /// `PERMITS n`: a holder of `n` slots (1 without it).
+    permits: usize,
 }
 
 impl Command for GoblinZwindow {
@@ -71,6 +75,10 @@ impl Command for GoblinZwindow {
             ArgDoc::pure_token(c"xx", "XX")
                 .summary(c"Only renew the slot member holds: never admit it.")
                 .optional(),
+            ArgDoc::integer(c"permits")
+                .token("PERMITS")
+                .summary(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins.")
+                .optional(),
         ],
         stats: &STATS,
         info_name: "zwindow",
@@ -97,16 +105,23 @@ impl Command for GoblinZwindow {
         );
         let (now, window) = (now.to_now()?, window.to_finite_f64()?);
         let limit = limit.to_i64().ok_or(CommandError::NotInteger)?;
-        let (mut cost, mut renew_only) = (None, false);
+        let (mut cost, mut renew_only, mut permits) = (None, false, None);
         let mut options = args.rest().iter();
+        // Each option once; COST (units of a rate limiter) goes with neither XX nor PERMITS
+        // (slots of a lease).
         while let Some(option) = options.next() {
             if option.is("XX") && !renew_only && cost.is_none() {
                 renew_only = true;
                 continue;
             }
             match options.next() {
-                Some(value) if option.is("COST") && cost.is_none() && !renew_only => {
+                Some(value)
+                    if option.is("COST") && cost.is_none() && !renew_only && permits.is_none() =>
+                {
                     cost = Some(value.to_count()?)
+                }
+                Some(value) if option.is("PERMITS") && permits.is_none() && cost.is_none() => {
+                    permits = Some(permit_count(*value)?)
                 }
                 _ => return Err(CommandError::Syntax),
             }
@@ -119,6 +134,7 @@ impl Command for GoblinZwindow {
             member,
             cost,
             renew_only,
+            permits: permits.unwrap_or(1),
         })
     }
 
@@ -142,13 +158,15 @@ impl Command for GoblinZwindow {
             COSTED.add(1);
             return costed(ctx, &mut key, &args, cost, now, cutoff, expiry);
         }
+        let twins = twins(ctx, args.member, args.permits);
+        let members = permit_members(args.member, &twins);
         let admission = step(
             ctx,
             &mut key,
             cutoff,
             args.limit,
             now,
-            args.member,
+            &members,
             !args.renew_only,
             expiry,
         );
@@ -156,8 +174,37 @@ impl Command for GoblinZwindow {
     }
 }
 
+/// `PERMITS n`: at least 1, as COST's count.
+pub(crate) fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
+    let n = arg.to_count()?;
+    usize::try_from(n).map_err(|_| CommandError::NotInteger)
+}
+
+/// The twins of `member` a request of `permits` slots holds beside it
+/// (`zwindow::permit_member`), made for this call; none for one slot.
+pub(crate) fn twins<'c>(
+    ctx: &'c Ctx,
+    member: Arg<'_>,
+    permits: usize,
+) -> SmallVec<[OwnedString<'c>; 3]> {
+    (1..permits)
+        .map(|index| ctx.string(&zwindow::permit_member(member.as_bytes(), index)))
+        .collect()
+}
+
+/// Every member a request holds: `member`, then its `twins`.
+pub(crate) fn permit_members<'a>(
+    member: Arg<'a>,
+    twins: &'a [OwnedString<'_>],
+) -> SmallVec<[Arg<'a>; 4]> {
+    std::iter::once(member)
+        .chain(twins.iter().map(OwnedString::arg))
+        .collect()
+}
+
 /// One step without `COST`, after the key's type and the expiry are checked: evicts, then
 /// refreshes a holder or, if `newcomers`, admits one under `limit`, and re-arms the TTL.
+/// `members`: the request's, one per slot (`permit_members`); the first names the holder.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn step<'call>(
     ctx: &'call Ctx,
@@ -165,7 +212,7 @@ pub(crate) fn step<'call>(
     cutoff: f64,
     limit: i64,
     now: f64,
-    member: Arg<'call>,
+    members: &[Arg<'_>],
     newcomers: bool,
     expiry: WindowExpiry,
 ) -> Admission {
@@ -173,9 +220,12 @@ pub(crate) fn step<'call>(
     EVICTED.add(eviction.count as u64);
     // With no room for newcomers, only a member holding its slot is granted (a refresh).
     let limit = if newcomers { limit } else { 0 };
-    let admission = match zwindow::seat(key, &eviction, cutoff, limit, &member) {
+    let Some(&holder) = members.first() else {
+        return Admission::Rejected;
+    };
+    let admission = match zwindow::seat(key, &eviction, cutoff, limit, &holder, members.len()) {
         None => Admission::Rejected,
-        Some(seat) => Admission::of(seat, effects::admitted(ctx, key, now, member, expiry)),
+        Some(seat) => Admission::of(seat, effects::admitted(ctx, key, now, members, expiry)),
     };
     match admission {
         Admission::Admitted(_) => ADMITTED.add(1),

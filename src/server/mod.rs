@@ -52,7 +52,7 @@ mod zsets;
 pub use args::{Arg, Args};
 pub use blocking::{Blocked, Waiting};
 pub use config::lazyfree_lazy_expire;
-pub use ctx::{Ctx, EventClass};
+pub use ctx::{Ctx, EventClass, OwnedString, MAX_REPLICATED_ARGS};
 pub use entry::{registration, Registration};
 pub use host::{host, Family};
 pub use info::InfoSection;

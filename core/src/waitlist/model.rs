@@ -9,12 +9,13 @@ use crate::clock::seconds_of;
 use crate::zwindow::model::ModelWindow;
 use crate::zwindow::{self, Room, SortedWindow, SortedWindowMut};
 
-/// One lease waiter to put in line: its member (not in the set), window and limit.
+/// One lease waiter to put in line: its member (not in the set), window, limit and permits.
 #[derive(Debug, Clone)]
 pub struct LeaseWaiter {
     pub member: Vec<u8>,
     pub window: f64,
     pub limit: i64,
+    pub permits: usize,
 }
 
 /// Serves a line of `waiters` (every one of which `can_be_granted`) on `set` at `now_ms`, as
@@ -34,6 +35,7 @@ pub fn serve_and_check(
                 member: waiter.member.clone(),
                 window: waiter.window,
                 limit: waiter.limit,
+                permits: waiter.permits,
             };
             assert!(want.can_be_granted(), "{waiter:?}");
             lists.join(0, b"k", want)
@@ -51,8 +53,9 @@ pub fn serve_and_check(
     let mut waiting = Vec::new();
     for (waiter, &id) in waiters.iter().zip(&ids) {
         let cutoff = zwindow::cutoff(now, waiter.window);
-        let fits = zwindow::fits(
+        let fits = zwindow::fits_permits(
             window.count_above(cutoff, zwindow::count_cap(waiter.limit)),
+            waiter.permits,
             waiter.limit,
         );
         match served.peek() {
@@ -62,7 +65,9 @@ pub fn serve_and_check(
                 match state {
                     State::Granted => {
                         assert!(!out_of_memory, "a grant out of memory: {plan:?}");
-                        window.add(now, &waiter.member);
+                        for index in 0..waiter.permits {
+                            window.add(now, &zwindow::permit_member(&waiter.member, index));
+                        }
                     }
                     State::OutOfMemory => assert!(out_of_memory, "{plan:?}"),
                     State::Waiting => panic!("served as waiting: {plan:?}"),
@@ -160,13 +165,17 @@ pub fn case_from(bytes: &[u8]) -> Option<(ModelWindow, Vec<LeaseWaiter>, i64, bo
     }
     const WINDOWS: [f64; 4] = [5.0, 10.0, 30.5, 60.0];
     const LIMITS: [i64; 4] = [1, 2, 3, 5];
+    const PERMITS: [usize; 4] = [1, 1, 2, 3];
     let waiters = (0..next()? % 10)
         .map(|i| {
             let pick = next()?;
+            let limit = LIMITS[usize::from(pick / 4 % 4)];
             Some(LeaseWaiter {
                 member: format!("w{i}").into_bytes(),
                 window: WINDOWS[usize::from(pick % 4)],
-                limit: LIMITS[usize::from(pick / 4 % 4)],
+                limit,
+                // Never more permits than the limit: that waiter never stands in a line.
+                permits: PERMITS[usize::from(pick / 16 % 4)].min(limit as usize),
             })
         })
         .collect::<Option<Vec<_>>>()?;

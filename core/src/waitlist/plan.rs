@@ -6,13 +6,13 @@
 //! The rule, which the command pages state:
 //!
 //! - each waiter is measured against its own request, as its own GOBLIN.LOCK or GOBLIN.ZWINDOW
-//!   call would be: a lock fits a free key; a lease fits while its window holds fewer members
-//!   than its `limit`;
+//!   call would be: a lock fits a free key; a lease fits while its window has room under its
+//!   `limit` for its permits (1, or `PERMITS n`);
 //! - waiters are served in the order they came. One that does not fit is passed over, with the
 //!   rest of its group (those who ask as it does, who cannot fit either), and the waiters after
 //!   it who do fit are served: no request the window cannot satisfy holds anyone back;
-//! - each grant counts for those after it (a lease's member is inside every window from now
-//!   on; a lock taken is held);
+//! - each grant counts for those after it (a lease's members, one per permit, are inside
+//!   every window from now on; a lock taken is held);
 //! - while the server is out of memory nothing is written: each waiter whose turn comes is
 //!   answered with the server's out-of-memory error instead, as a blocked command of the
 //!   server's own is when it is served then.
@@ -58,11 +58,12 @@ impl KeyNow<'_> {
 }
 
 /// What the grants of waiters gone before their reply leave to take back: the lock, if the key
-/// still holds one of their tokens; and every lease's member, wherever it still is.
+/// still holds one of their tokens; and every lease's member with its permits, wherever they
+/// still are.
 #[derive(Debug, Default, PartialEq)]
 pub struct TakeBack<'a> {
     pub delete_lock: bool,
-    pub members: Vec<&'a [u8]>,
+    pub members: Vec<(&'a [u8], usize)>,
 }
 
 /// What to take back of `revoked`, the key holding `value` (a string's, if it is one).
@@ -71,7 +72,9 @@ pub fn take_back<'a>(revoked: &'a [Want], value: Option<&[u8]>) -> TakeBack<'a> 
     for want in revoked {
         match want {
             Want::Lock { token, .. } => back.delete_lock |= value == Some(token.as_slice()),
-            Want::Lease { member, .. } => back.members.push(member),
+            Want::Lease {
+                member, permits, ..
+            } => back.members.push((member, *permits)),
         }
     }
     back
@@ -148,9 +151,9 @@ pub fn serve(
         let ask = line.groups[group].ask;
         let fits = match ask {
             Ask::Lock => seen == Seen::Free,
-            Ask::Lease { limit, .. } => {
+            Ask::Lease { limit, permits, .. } => {
                 matches!(seen, Seen::Free | Seen::Window)
-                    && zwindow::fits(room(group).in_window + admitted, limit)
+                    && zwindow::fits_permits(room(group).in_window + admitted, permits, limit)
             }
         };
         if !fits {
@@ -166,9 +169,11 @@ pub fn serve(
                     seen = Seen::Held;
                     expires_in_ms = (*ms > 0).then_some(*ms);
                 }
-                Some(Want::Lease { window, .. }) => {
+                Some(Want::Lease {
+                    window, permits, ..
+                }) => {
                     seen = Seen::Window;
-                    admitted += 1;
+                    admitted += permits;
                     expires_in_ms = Some((window * 1000.0).ceil() as i64);
                 }
                 None => {}
@@ -359,7 +364,7 @@ mod tests {
             take_back(&revoked, Some(b"b")),
             TakeBack {
                 delete_lock: true,
-                members: vec![b"m"],
+                members: vec![(&b"m"[..], 1)],
             }
         );
         assert!(!take_back(&revoked, Some(b"c")).delete_lock);
@@ -380,6 +385,7 @@ mod tests {
                     member: member.into(),
                     window,
                     limit: 1,
+                    permits: 1,
                 },
             );
         }

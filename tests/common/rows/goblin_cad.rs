@@ -71,6 +71,45 @@ pub const GOBLIN_CAD_ROWS: &[Row] = &[
         )],
     },
     Row {
+        situation: "`PERMITS n`, a sorted set with member `value`",
+        cases: &[case(
+            &[&["GOBLIN.ZWINDOW", "{}", "*", "30", "5", "m", "PERMITS", "3"]],
+            &["GOBLIN.CAD", "{}", "m", "PERMITS", "3"],
+            Int(1),
+            Deleted,
+        )],
+    },
+    Row {
+        situation: "`n` below 1, or not an integer",
+        cases: &[
+            Case {
+                setup: &[],
+                call: &["GOBLIN.CAD", "{}", "m", "PERMITS", "{v}"],
+                each: &["0", "-2"],
+                reply: Error(AT_LEAST_ONE),
+                effect: Nothing,
+            },
+            case(
+                &[],
+                &["GOBLIN.CAD", "{}", "m", "PERMITS", "x"],
+                Error(NOT_INTEGER),
+                Nothing,
+            ),
+        ],
+    },
+    Row {
+        situation: "an option other than `PERMITS`",
+        cases: &[
+            case(&[], &["GOBLIN.CAD", "{}", "v", "w"], Error(SYNTAX), Nothing),
+            case(
+                &[],
+                &["GOBLIN.CAD", "{}", "v", "PERMIT", "2"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+        ],
+    },
+    Row {
         situation: "nothing",
         cases: &[case(&[], &["GOBLIN.CAD", "{}", "x"], Int(0), Nothing)],
     },
@@ -101,12 +140,7 @@ pub const GOBLIN_CAD_ROWS: &[Row] = &[
         situation: "wrong number of arguments",
         cases: &[
             case(&[], &["GOBLIN.CAD", "{}"], Error(GOBLIN_CAD_ARITY), Nothing),
-            case(
-                &[],
-                &["GOBLIN.CAD", "{}", "v", "w"],
-                Error(GOBLIN_CAD_ARITY),
-                Nothing,
-            ),
+            case(&[], &["GOBLIN.CAD"], Error(GOBLIN_CAD_ARITY), Nothing),
         ],
     },
 ];

@@ -409,6 +409,27 @@ pub const GOBLIN_BZWINDOW_ROWS: &[Row] = &[
         }],
     },
     Row {
+        situation: "`PERMITS n` above `limit`",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BZWINDOW", "{}", "30", "2", "m", "0", "PERMITS", "3"],
+            Null,
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`PERMITS n`, the window has room for `n`",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BZWINDOW", "{}", "30", "3", "m", "1", "PERMITS", "2"],
+            Int(1),
+            Armed {
+                value: Members(&["m", "m\u{0}1"]),
+                ttl_ms: 30_000,
+            },
+        )],
+    },
+    Row {
         situation: "`window` not a finite number",
         cases: &[Case {
             setup: &[],

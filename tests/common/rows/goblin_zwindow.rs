@@ -199,6 +199,39 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
         ],
     },
     Row {
+        situation: "`PERMITS n`, and the window has room for `n`",
+        cases: &[case(
+            &[&["GOBLIN.ZWINDOW", "{}", "1000", "10", "5", "a"]],
+            &["GOBLIN.ZWINDOW", "{}", "1001", "10", "5", "m", "PERMITS", "3"],
+            Int(1),
+            Armed {
+                value: Zset(&["a", "1000", "m", "1001", "m\u{0}1", "1001", "m\u{0}2", "1001"]),
+                ttl_ms: 10_000,
+            },
+        )],
+    },
+    Row {
+        situation: "`PERMITS n`, and `member` holds its slots",
+        cases: &[case(
+            &[&["GOBLIN.ZWINDOW", "{}", "1000", "10", "2", "m", "PERMITS", "2"]],
+            &["GOBLIN.ZWINDOW", "{}", "1001", "10", "2", "m", "PERMITS", "2", "XX"],
+            Int(1),
+            Armed {
+                value: Zset(&["m", "1001", "m\u{0}1", "1001"]),
+                ttl_ms: 10_000,
+            },
+        )],
+    },
+    Row {
+        situation: "`PERMITS n`, and the window has no room for `n`",
+        cases: &[case(
+            &[&["GOBLIN.ZWINDOW", "{}", "1000", "10", "3", "a", "PERMITS", "2"]],
+            &["GOBLIN.ZWINDOW", "{}", "1001", "10", "3", "m", "PERMITS", "2"],
+            Int(0),
+            Nothing,
+        )],
+    },
+    Row {
         situation: "`COST n`, and the units inside plus `n` fit under `limit`",
         cases: &[
             case(
@@ -293,17 +326,44 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
     },
     Row {
         situation: "`n` below 1",
-        cases: &[Case {
-            setup: &[],
-            call: &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "COST", "{v}"],
-            each: &["0", "-1"],
-            reply: Error(AT_LEAST_ONE),
-            effect: Nothing,
-        }],
+        cases: &[
+            Case {
+                setup: &[],
+                call: &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "COST", "{v}"],
+                each: &["0", "-1"],
+                reply: Error(AT_LEAST_ONE),
+                effect: Nothing,
+            },
+            Case {
+                setup: &[],
+                call: &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "PERMITS", "{v}"],
+                each: &["0", "-1"],
+                reply: Error(AT_LEAST_ONE),
+                effect: Nothing,
+            },
+        ],
     },
     Row {
-        situation: "an option other than `COST` or `XX`, one given twice or with the other, or `COST` without a value",
+        situation: "an option other than `COST`, `XX` or `PERMITS`, one given twice, `COST` with `XX` or `PERMITS`, or `COST` without a value",
         cases: &[
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "PERMITS", "2", "COST", "1"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "COST", "1", "PERMITS", "2"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "PERMITS", "2", "PERMITS", "2"],
+                Error(SYNTAX),
+                Nothing,
+            ),
             case(
                 &[],
                 &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "XX", "COST", "1"],
