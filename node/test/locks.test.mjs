@@ -210,6 +210,31 @@ for (const library of libraries()) {
       assert.equal(await raw.exists(`semaphore:${key}`), 0)
     })
 
+    it('a MultiSemaphore takes its permits all or nothing: its member and the twins, given back together', async () => {
+      const key = freshKey('multi')
+      const stored = `semaphore:${key}`
+      const two = new MultiSemaphore(client, key, 3, 2, { lockTimeout: 5000 })
+      const one = new MultiSemaphore(client, key, 3, 1, { lockTimeout: 5000 })
+      await two.acquire()
+      await one.acquire()
+      assert.deepEqual((await raw.zrange(stored, 0, -1)).sort(), [two.identifier, `${two.identifier}\x001`, one.identifier].sort())
+      const waiter = new MultiSemaphore(client, key, 3, 2, { lockTimeout: 5000, acquireTimeout: 5000 })
+      let held = false
+      const acquiring = waiter.acquire().then(() => (held = true))
+      await sleep(100)
+      assert.equal(held, false) // one permit is free, the waiter needs two
+      await two.release()
+      await acquiring
+      assert.deepEqual((await raw.zrange(stored, 0, -1)).sort(), [one.identifier, waiter.identifier, `${waiter.identifier}\x001`].sort())
+      await assert.rejects(
+        new MultiSemaphore(client, key, 3, 1, { acquireTimeout: 100 }).acquire(),
+        new TimeoutError(`Acquire multi-semaphore ${stored} timeout`),
+      )
+      await waiter.release()
+      await one.release()
+      assert.equal(await raw.exists(stored), 0)
+    })
+
     it('a permit lost is never re-admitted by its refresh', async () => {
       const key = freshKey('semlost')
       let lost = 0
