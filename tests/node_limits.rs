@@ -2,7 +2,7 @@
 //! `test/redis-rate-limit.test.js` from its npm tarball (installed by scripts/node.sh from
 //! node/package-lock.json, pinned by integrity), unmodified, run on Goblin through a preload
 //! (node/test/suites/fastify.cjs): its 16 tests pass; then the package's own rate-limiter tests
-//! (node/test/limits.test.mjs) and the example apps over HTTP (examples/node/). Afterwards the
+//! (node/test/limits.test.mjs) and the example apps over HTTP (examples/node/test.mjs). Afterwards the
 //! servers' commandstats must show that no script and no transaction ran.
 
 use goblin_testkit::*;
@@ -48,5 +48,19 @@ on_every_server! {
         );
         let (calls, _) = node::stats(&[&server]);
         node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats", "goblin.mfwindow"], false);
+    }
+}
+
+/// The example apps (examples/node/test.mjs): Express, Fastify, and NestJS on both adapters.
+const EXAMPLE_TESTS: u32 = 4;
+
+on_every_server! {
+    /// Each example app started as its own process and driven over HTTP.
+    fn node_examples(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let label = format!("{} (examples/node)", flavor.label());
+        node::run_tests(&label, "../examples/node/test.mjs", &[("GOBLIN_TEST_SERVER", node::address(&server))], EXAMPLE_TESTS);
+        let (calls, _) = node::stats(&[&server]);
+        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.mfwindow", "goblin.lock"], false);
     }
 }
