@@ -3,9 +3,10 @@
 # `npm ci` from node/package-lock.json (every package pinned by its integrity hash, among them
 # @fastify/rate-limit 11.2.0, whose tarball carries the test file tests/node_limits.rs runs) into
 # node/node_modules (ignored by git), and reinstalled only when the lockfile changes; then the
-# package built (node/dist), and two links, both ignored: node/node_modules/goblin-redis, the
-# package itself, and examples/node/node_modules, node/node_modules, so that the examples import
-# goblin-redis and their frameworks by name, as an application does.
+# package built (node/dist), and three links, all ignored: node/node_modules/goblin-redis, the
+# package itself, and examples/node/node_modules and bench/node/node_modules, node/node_modules, so
+# that the examples and the benchmark import goblin-redis and their libraries by name, as an
+# application does.
 #
 #   scripts/node.sh          install (if the lockfile changed) and build (scripts/servers.sh, make lint)
 set -euo pipefail
@@ -30,4 +31,5 @@ if ! cmp -s node/package-lock.json "$stamp" 2>/dev/null; then
 fi
 ln -sfn .. node/node_modules/goblin-redis
 ln -sfn ../../node/node_modules examples/node/node_modules
+ln -sfn ../../node/node_modules bench/node/node_modules
 node node/scripts/build.cjs
