@@ -2,7 +2,8 @@
 // waiting in line in the server) against redis-semaphore's Mutex (SET NX PX, retried every
 // `retryInterval`, 10 ms) and redlock's (its lock script, retried every `retryDelay`, 10 ms with
 // 5 ms of jitter), with 1, 10 and 100 waiters, on one server (loopback), with how many commands a
-// second the waiters send while the lock is held and whether they were served in arrival order.
+// second the waiters send while the lock is held and whether they were served in arrival order;
+// beside them the server's own blocking hand-off, BLPOP woken by LPUSH, the floor on this machine.
 //
 // The hand-off latency is the time from a holder's release (just before it sends it) to the next
 // waiter holding the lock (when its acquire resolves), both on this process's clock. Each round:
@@ -42,6 +43,25 @@ const LOCKS = [
     },
   },
   {
+    // Not a lock: the server's own blocking hand-off, a token in a list, for reference (the floor
+    // of a hand-off on this machine). Each waiter waits on a connection of its own.
+    name: 'BLPOP / LPUSH (reference)',
+    blocking: true,
+    make: (client) => {
+      let own
+      return {
+        acquire: async () => {
+          own = client.duplicate()
+          await own.blpop(`${KEY}:token`, 0)
+        },
+        release: async () => {
+          await client.lpush(`${KEY}:token`, 'token')
+          own?.disconnect()
+        },
+      }
+    },
+  },
+  {
     name: 'redis-semaphore Mutex, retryInterval 10 ms',
     make: (client) => {
       const mutex = new RsemMutex(client, KEY, { lockTimeout: LEASE, acquireTimeout: 600_000, retryInterval: 10, refreshInterval: 0 })
@@ -67,22 +87,29 @@ async function waiting(admin) {
   return Number(/goblin_waiting:(\d+)/.exec(await admin.info('goblin'))[1])
 }
 
+async function blocked(admin) {
+  return Number(/blocked_clients:(\d+)/.exec(await admin.info('clients'))[1])
+}
+
 async function commandsNow(admin) {
   const stats = await commandStats(admin)
   return Object.entries(stats).reduce((sum, [name, { calls }]) => (name === 'info' ? sum : sum + calls), 0)
 }
 
 /** One round of `n` waiters: their latencies, the order they were served in, and (if asked) their commands a second while the lock is held. */
-async function round(server, lock, n, count) {
-  const driverClient = new Redis({ port: server.port })
-  const waiterClient = new Redis({ port: server.port })
+async function round(server, lock, n, count, { driverClient, waiterClient }) {
   const driver = lock.make(driverClient)
-  await driver.acquire()
+  if (lock.blocking) {
+    await driverClient.del(`${KEY}:token`) // the list starts empty: the token is held
+  } else {
+    await driver.acquire()
+  }
   const latencies = []
   const served = []
   let releasedAt = 0
   const done = []
-  const base = lock.goblin ? await waiting(server.admin) : 0
+  const parked = lock.goblin ? waiting : lock.blocking ? blocked : undefined
+  const base = parked ? await parked(server.admin) : 0
   for (let i = 0; i < n; i++) {
     const waiter = lock.make(waiterClient)
     done.push(
@@ -94,15 +121,15 @@ async function round(server, lock, n, count) {
         await waiter.release()
       }),
     )
-    if (lock.goblin) {
-      while ((await waiting(server.admin)) < base + i + 1) {
+    if (parked) {
+      while ((await parked(server.admin)) < base + i + 1) {
         await sleep(1)
       }
     } else {
       await sleep(2)
     }
   }
-  await sleep(lock.goblin ? 5 : 50)
+  await sleep(parked ? 5 : 50)
   let perSecond
   if (count) {
     const before = await commandsNow(server.admin)
@@ -112,9 +139,6 @@ async function round(server, lock, n, count) {
   releasedAt = performance.now()
   await driver.release()
   await Promise.all(done)
-  closeWaiters(waiterClient)
-  driverClient.disconnect()
-  waiterClient.disconnect()
   return { latencies, inOrder: served.every((waiter, i) => waiter === i), perSecond }
 }
 
@@ -127,12 +151,17 @@ try {
       const latencies = []
       let inOrder = true
       let perSecond
+      // The application's clients, for every round of the case: the driver's and the waiters'.
+      const clients = { driverClient: new Redis({ port: server.port }), waiterClient: new Redis({ port: server.port }) }
       for (let r = 0; r < rounds; r++) {
-        const result = await round(server, lock, n, r === 0)
+        const result = await round(server, lock, n, r === 0, clients)
         latencies.push(...result.latencies)
         inOrder &&= result.inOrder
         perSecond ??= result.perSecond
       }
+      closeWaiters(clients.waiterClient)
+      clients.driverClient.disconnect()
+      clients.waiterClient.disconnect()
       latencies.sort((a, b) => a - b)
       rows.push({ n, lock: lock.name, samples: latencies.length, p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), perSecond, inOrder })
       console.error(`locks: ${n} waiting, ${lock.name}: p50 ${quantile(latencies, 0.5).toFixed(2)} ms, p99 ${quantile(latencies, 0.99).toFixed(2)} ms, ${perSecond.toFixed(1)} commands/s`)
@@ -148,7 +177,7 @@ const lines = [
   '',
   `\`make bench\` (bench/node/locks.mjs), ${new Date().toISOString().slice(0, 10)}, ${os.arch()} with ${os.cpus().length} cores; ${options.servers[0].label} (${server.version}) on loopback; Node ${process.version}, ioredis 5.11.1, redis-semaphore 5.7.0, redlock 4.2.0. Generated: do not edit.`,
   '',
-  "The hand-off latency is the time from a holder's release (just before it sends it) to the next waiter holding the lock (when its acquire resolves), in one Node process. Each round, N waiters wait while the lock is held; it is released, and each waiter that gets it holds it 1 ms, releases it and drops out (so a round gives N samples). Goblin's Mutex waits in line in the server (GOBLIN.BLOCK on a connection of its own, granted in the release's own step); redis-semaphore's Mutex sends SET NX PX every `retryInterval` and redlock its lock script every `retryDelay` (plus or minus its jitter), on the application's one client. \"In arrival order\" is whether every round served its waiters in the order they started waiting.",
+  "The hand-off latency is the time from a holder's release (just before it sends it) to the next waiter holding the lock (when its acquire resolves), in one Node process. Each round, N waiters wait while the lock is held; it is released, and each waiter that gets it holds it 1 ms, releases it and drops out (so a round gives N samples). Goblin's Mutex waits in line in the server (GOBLIN.BLOCK on a connection of its own, granted in the release's own step); redis-semaphore's Mutex sends SET NX PX every `retryInterval` and redlock its lock script every `retryDelay` (plus or minus its jitter), on the application's one client. BLPOP / LPUSH, a token handed through a list, is the server's own blocking hand-off: not a lock, the floor of a hand-off on this machine. \"In arrival order\" is whether every round served its waiters in the order they started waiting.",
   '',
   "| waiters | lock | samples | p50, ms | p99, ms | p50 / Goblin's | p99 / Goblin's | waiters' commands/s while held | in arrival order |",
   '|---:|---|---:|---:|---:|---:|---:|---:|---|',

@@ -299,19 +299,18 @@ export function linkOf(client: RedisClient): Link {
 }
 
 /** Sends `command` on `link`; its reply parsed, an error about a missing Goblin command explained. */
-export async function sendOn<T>(link: Link, command: Command<T>): Promise<T> {
-  let reply: unknown
-  try {
-    reply = await link.send(command.args, command.keys, command.readOnly)
-  } catch (error) {
-    const explained = moduleError(String(command.args[0]), error)
-    if (explained === undefined) {
-      throw error
-    }
-    explained.cause = error
-    throw explained
-  }
-  return command.parse(reply)
+export function sendOn<T>(link: Link, command: Command<T>): Promise<T> {
+  return link.send(command.args, command.keys, command.readOnly).then(
+    (reply) => command.parse(reply),
+    (error: unknown) => {
+      const explained = moduleError(String(command.args[0]), error)
+      if (explained === undefined) {
+        throw error
+      }
+      explained.cause = error
+      throw explained
+    },
+  )
 }
 
 /** Whether `error` is the server's error reply (not a connection's failure). */
@@ -364,8 +363,9 @@ async function askModuleList(client: RedisClient): Promise<void> {
  * Sends one Goblin command on the application's client, after the module check, and reads its
  * reply: `await call(redis, fwindow('rl:user42', 60000, { limit: 100 }))`.
  */
-export async function call<T>(client: RedisClient, command: Command<T>): Promise<T> {
-  await checkModule(client)
-  return await sendOn(linkOf(client), command)
+export function call<T>(client: RedisClient, command: Command<T>): Promise<T> {
+  if (passed.has(client)) {
+    return sendOn(linkOf(client), command)
+  }
+  return checkModule(client).then(() => sendOn(linkOf(client), command))
 }
-
