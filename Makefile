@@ -70,7 +70,7 @@ lint: deps
 	.servers/venv-apps/bin/ruff format --check python examples/python bench/python
 	.servers/venv-apps/bin/mypy --strict --config-file python/pyproject.toml python/src python/tests examples/python bench/python
 	bash scripts/node.sh
-	cd node && node_modules/.bin/tsc --noEmit -p tsconfig.json && node_modules/.bin/eslint .
+	cd node && node_modules/.bin/tsc -p tsconfig.check.json && node_modules/.bin/eslint .
 	for dir in examples/node bench/node; do (cd $$dir && ../../node/node_modules/.bin/eslint .) || exit 1; done
 
 # The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.

@@ -27,11 +27,21 @@ fn version_in(text: &str, start: &str) -> String {
 fn the_package_version_is_the_modules() {
     let root = repo_root();
     let cargo = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
-    let package = std::fs::read_to_string(root.join("node/package.json")).expect("node/package.json");
-    let code = std::fs::read_to_string(root.join("node/src/version.ts")).expect("node/src/version.ts");
+    let package =
+        std::fs::read_to_string(root.join("node/package.json")).expect("node/package.json");
+    let code =
+        std::fs::read_to_string(root.join("node/src/version.ts")).expect("node/src/version.ts");
     let module = version_in(&cargo, "version =");
-    assert_eq!(version_in(&package, "\"version\":"), module, "node/package.json");
-    assert_eq!(version_in(&code, "export const VERSION"), module, "node/src/version.ts");
+    assert_eq!(
+        version_in(&package, "\"version\":"),
+        module,
+        "node/package.json"
+    );
+    assert_eq!(
+        version_in(&code, "export const VERSION"),
+        module,
+        "node/src/version.ts"
+    );
 }
 
 /// Runs `program args` in `dir`; its stdout, once it exited with success.
@@ -41,9 +51,18 @@ fn run(dir: &Path, program: &str, args: &[&str], env: &[(&str, String)]) -> Stri
     for (name, value) in env {
         command.env(name, value);
     }
-    let output = command.output().unwrap_or_else(|e| panic!("{program}: {e}"));
-    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
-    assert!(output.status.success(), "{program} {args:?} in {}:\n{stdout}{stderr}", dir.display());
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert!(
+        output.status.success(),
+        "{program} {args:?} in {}:\n{stdout}{stderr}",
+        dir.display()
+    );
     stdout.into_owned()
 }
 
@@ -52,11 +71,23 @@ fn run(dir: &Path, program: &str, args: &[&str], env: &[(&str, String)]) -> Stri
 fn project(scratch: &Path, spec: &str) -> std::path::PathBuf {
     let app = scratch.join("app");
     std::fs::create_dir_all(&app).expect("app dir");
-    std::fs::write(app.join("package.json"), "{ \"name\": \"app\", \"private\": true }\n").expect("package.json");
-    run(&app, "npm", &["install", spec, "--no-audit", "--no-fund", "--offline"], &[]);
+    std::fs::write(
+        app.join("package.json"),
+        "{ \"name\": \"app\", \"private\": true }\n",
+    )
+    .expect("package.json");
+    run(
+        &app,
+        "npm",
+        &["install", spec, "--no-audit", "--no-fund", "--offline"],
+        &[],
+    );
     for library in ["ioredis", "rate-limiter-flexible"] {
-        std::os::unix::fs::symlink(node::package_dir().join("node_modules").join(library), app.join("node_modules").join(library))
-            .expect("link a library");
+        std::os::unix::fs::symlink(
+            node::package_dir().join("node_modules").join(library),
+            app.join("node_modules").join(library),
+        )
+        .expect("link a library");
     }
     app
 }
@@ -79,7 +110,10 @@ fn use_it(app: &Path, server: &Server) {
           redis.disconnect()
         })()
     "#;
-    assert_eq!(run(app, "node", &["-e", cjs], &port).trim(), "cjs 0.4.0 400 true 4 function");
+    assert_eq!(
+        run(app, "node", &["-e", cjs], &port).trim(),
+        "cjs 0.4.0 400 true 4 function"
+    );
     let esm = r#"
         import { Semaphore, call, commands } from 'goblin-redis'
         import { fastifyRateLimit, goblinStore } from 'goblin-redis/fastify'
@@ -104,15 +138,47 @@ fn the_packed_tarball_installs_and_works_both_ways() {
     node::built();
     let server = Server::start(Flavor::ALL[0]);
     let scratch = TempDir::new("npm-pack");
-    let packed = run(&node::package_dir(), "npm", &["pack", "--silent", "--pack-destination", &node::text(&scratch.0)], &[]);
-    let tarball = scratch.0.join(packed.trim().lines().last().expect("the tarball's name"));
+    let packed = run(
+        &node::package_dir(),
+        "npm",
+        &[
+            "pack",
+            "--silent",
+            "--pack-destination",
+            &node::text(&scratch.0),
+        ],
+        &[],
+    );
+    let tarball = scratch
+        .0
+        .join(packed.trim().lines().last().expect("the tarball's name"));
     let listing = run(&scratch.0, "tar", &["tzf", &node::text(&tarball)], &[]);
     let files: Vec<&str> = listing.lines().collect();
-    for wanted in ["package/package.json", "package/dist/cjs/index.js", "package/dist/cjs/index.d.ts", "package/dist/esm/index.js", "package/dist/esm/index.d.ts", "package/dist/esm/nest.js"] {
-        assert!(files.contains(&wanted), "{wanted} is not in the tarball: {files:?}");
+    for wanted in [
+        "package/package.json",
+        "package/dist/cjs/index.js",
+        "package/dist/cjs/index.d.ts",
+        "package/dist/esm/index.js",
+        "package/dist/esm/index.d.ts",
+        "package/dist/esm/nest.js",
+    ] {
+        assert!(
+            files.contains(&wanted),
+            "{wanted} is not in the tarball: {files:?}"
+        );
     }
-    let outside: Vec<&&str> = files.iter().filter(|f| !f.starts_with("package/dist/") && **f != "package/package.json" && **f != "package/README.md").collect();
-    assert!(outside.is_empty(), "the tarball holds more than dist/: {outside:?}");
+    let outside: Vec<&&str> = files
+        .iter()
+        .filter(|f| {
+            !f.starts_with("package/dist/")
+                && **f != "package/package.json"
+                && **f != "package/README.md"
+        })
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "the tarball holds more than dist/: {outside:?}"
+    );
     let app = project(&scratch.0, &node::text(&tarball));
     use_it(&app, &server);
 }
@@ -122,14 +188,53 @@ fn npm_install_of_a_fresh_clones_node_folder_builds_it() {
     let server = Server::start(Flavor::ALL[0]);
     let scratch = TempDir::new("npm-clone");
     let clone = scratch.0.join("clone");
-    run(&scratch.0, "git", &["clone", "--quiet", "--no-local", &node::text(repo_root()), &node::text(&clone)], &[]);
+    run(
+        &scratch.0,
+        "git",
+        &[
+            "clone",
+            "--quiet",
+            "--no-local",
+            &node::text(repo_root()),
+            &node::text(&clone),
+        ],
+        &[],
+    );
     assert!(!clone.join("node/node_modules").exists() && !clone.join("node/dist").exists());
     let app = scratch.0.join("app");
     std::fs::create_dir_all(&app).expect("app dir");
-    std::fs::write(app.join("package.json"), "{ \"name\": \"app\", \"private\": true }\n").expect("package.json");
+    std::fs::write(
+        app.join("package.json"),
+        "{ \"name\": \"app\", \"private\": true }\n",
+    )
+    .expect("package.json");
     // The clone's `prepare` installs node/'s pinned tools (npm ci, from npm's cache when it has them) and builds.
-    run(&app, "npm", &["install", &node::text(&clone.join("node")), "--no-audit", "--no-fund", "--prefer-offline"], &[]);
-    assert!(clone.join("node/dist/cjs/index.js").exists() && clone.join("node/dist/esm/index.js").exists());
-    let check = "const { Mutex, VERSION } = require('goblin-redis'); console.log(typeof Mutex, VERSION)";
-    assert_eq!(run(&app, "node", &["-e", check], &[("GOBLIN_PORT", server.port.to_string())]).trim(), "function 0.4.0");
+    run(
+        &app,
+        "npm",
+        &[
+            "install",
+            &node::text(&clone.join("node")),
+            "--no-audit",
+            "--no-fund",
+            "--prefer-offline",
+        ],
+        &[],
+    );
+    assert!(
+        clone.join("node/dist/cjs/index.js").exists()
+            && clone.join("node/dist/esm/index.js").exists()
+    );
+    let check =
+        "const { Mutex, VERSION } = require('goblin-redis'); console.log(typeof Mutex, VERSION)";
+    assert_eq!(
+        run(
+            &app,
+            "node",
+            &["-e", check],
+            &[("GOBLIN_PORT", server.port.to_string())]
+        )
+        .trim(),
+        "function 0.4.0"
+    );
 }

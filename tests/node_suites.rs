@@ -29,32 +29,69 @@ use std::process::Command;
 mod node;
 
 fn checkout(variable: &str) -> PathBuf {
-    let dir = std::env::var_os(variable).map(PathBuf::from).unwrap_or_else(|| panic!("set {variable} to the suite's checkout"));
-    assert!(dir.join("node_modules/.bin/mocha").exists(), "{}: no node_modules/.bin/mocha (npm install there)", dir.display());
+    let dir = std::env::var_os(variable)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("set {variable} to the suite's checkout"));
+    assert!(
+        dir.join("node_modules/.bin/mocha").exists(),
+        "{}: no node_modules/.bin/mocha (npm install there)",
+        dir.display()
+    );
     dir
 }
 
 /// Runs mocha in `dir` with `args`, its JSON report to a file; the passes, failures and pending.
-fn mocha(label: &str, dir: &PathBuf, args: &[&str], env: &[(&str, String)]) -> BTreeMap<String, u64> {
+fn mocha(
+    label: &str,
+    dir: &PathBuf,
+    args: &[&str],
+    env: &[(&str, String)],
+) -> BTreeMap<String, u64> {
     node::built();
     let scratch = TempDir::new("mocha");
     let report = scratch.0.join("report.json");
     let mut command = Command::new(dir.join("node_modules/.bin/mocha"));
     command
         .args(args)
-        .args(["--reporter", "json", "--reporter-option", &format!("output={}", report.display())])
+        .args([
+            "--reporter",
+            "json",
+            "--reporter-option",
+            &format!("output={}", report.display()),
+        ])
         .current_dir(dir);
     for (name, value) in env {
         command.env(name, value);
     }
     let (_, output) = run_logged(label, &mut command, node::NODE_TIMEOUT);
-    let json = std::fs::read_to_string(&report).unwrap_or_else(|_| panic!("{label}: no report:\n{output}"));
-    let stats = json.split("\"stats\":").nth(1).expect("stats").split('}').next().expect("stats").to_string();
-    let failures: Vec<&str> = json.split("\"fullTitle\": \"").skip(1).map(|rest| rest.split('"').next().unwrap_or("")).collect();
+    let json = std::fs::read_to_string(&report)
+        .unwrap_or_else(|_| panic!("{label}: no report:\n{output}"));
+    let stats = json
+        .split("\"stats\":")
+        .nth(1)
+        .expect("stats")
+        .split('}')
+        .next()
+        .expect("stats")
+        .to_string();
+    let failures: Vec<&str> = json
+        .split("\"fullTitle\": \"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap_or(""))
+        .collect();
     let counts: BTreeMap<String, u64> = ["tests", "passes", "pending", "failures"]
         .iter()
         .map(|name| {
-            let value = stats.split(&format!("\"{name}\":")).nth(1).expect(name).split(',').next().expect(name).trim().parse().expect("a count");
+            let value = stats
+                .split(&format!("\"{name}\":"))
+                .nth(1)
+                .expect(name)
+                .split(',')
+                .next()
+                .expect(name)
+                .trim()
+                .parse()
+                .expect("a count");
             (name.to_string(), value)
         })
         .collect();
@@ -88,26 +125,59 @@ fn redis_semaphore_suite() {
     for &flavor in Flavor::ALL {
         let first = Server::start(flavor);
         // The Redlock classes' other two servers; the first one's replica checks what they write.
-        let others: Vec<Server> = (0..2).map(|_| Server::builder(flavor).without_replica().start()).collect();
+        let others: Vec<Server> = (0..2)
+            .map(|_| Server::builder(flavor).without_replica().start())
+            .collect();
         let servers = [&first, &others[0], &others[1]];
         let mut env: Vec<(&str, String)> = vec![("GOBLIN_RSEM_DIR", node::text(&dir))];
-        for (name, server) in ["REDIS_URI1", "REDIS_URI2", "REDIS_URI3"].into_iter().zip(servers) {
+        for (name, server) in ["REDIS_URI1", "REDIS_URI2", "REDIS_URI3"]
+            .into_iter()
+            .zip(servers)
+        {
             env.push((name, format!("redis://127.0.0.1:{}", server.port)));
         }
         for (file, passes) in RSEM_FILES {
             let label = format!("{} (redis-semaphore 5.7.0, {file})", flavor.label());
             let test = format!("test/src/{file}.test.ts");
-            let args = ["--require", &register, "test/init.test.ts", &test, "--grep", r"\[Node shutdown\]|ioredis-mock support", "--invert"];
+            let args = [
+                "--require",
+                &register,
+                "test/init.test.ts",
+                &test,
+                "--grep",
+                r"\[Node shutdown\]|ioredis-mock support",
+                "--invert",
+            ];
             let counts = mocha(&label, &dir, &args, &env);
-            outcomes.push((label, (counts["passes"], counts["failures"], counts["pending"]), (passes, 0, 0)));
+            outcomes.push((
+                label,
+                (counts["passes"], counts["failures"], counts["pending"]),
+                (passes, 0, 0),
+            ));
         }
         let (calls, _) = node::stats(&servers);
-        node::assert_no_scripts(flavor.label(), &calls, &["goblin.block", "goblin.bzwindow", "goblin.extend", "goblin.cad"], false);
+        node::assert_no_scripts(
+            flavor.label(),
+            &calls,
+            &[
+                "goblin.block",
+                "goblin.bzwindow",
+                "goblin.extend",
+                "goblin.cad",
+            ],
+            false,
+        );
     }
     for (label, got, want) in &outcomes {
-        eprintln!("{label}: passed {}, failed {}, pending {} (expected {} passed)", got.0, got.1, got.2, want.0);
+        eprintln!(
+            "{label}: passed {}, failed {}, pending {} (expected {} passed)",
+            got.0, got.1, got.2, want.0
+        );
     }
-    let wrong: Vec<_> = outcomes.iter().filter(|(_, got, want)| got != want).collect();
+    let wrong: Vec<_> = outcomes
+        .iter()
+        .filter(|(_, got, want)| got != want)
+        .collect();
     assert!(wrong.is_empty(), "{wrong:?}");
 }
 
@@ -126,10 +196,25 @@ fn rate_limiter_flexible_suite() {
         let counts = mocha(
             &label,
             &dir,
-            &["--require", &register, "test/RateLimiterRedis.ioredis.test.js", "test/RateLimiterRedis.redis.test.js", "--grep", "customIncrTtlLuaScript", "--invert"],
-            &[("GOBLIN_RLF_DIR", node::text(&dir)), ("GOBLIN_TEST_PORT", server.port.to_string())],
+            &[
+                "--require",
+                &register,
+                "test/RateLimiterRedis.ioredis.test.js",
+                "test/RateLimiterRedis.redis.test.js",
+                "--grep",
+                "customIncrTtlLuaScript",
+                "--invert",
+            ],
+            &[
+                ("GOBLIN_RLF_DIR", node::text(&dir)),
+                ("GOBLIN_TEST_PORT", server.port.to_string()),
+            ],
         );
-        assert_eq!((counts["passes"], counts["failures"], counts["pending"]), (RLF_PASSES, 0, 0), "{label}");
+        assert_eq!(
+            (counts["passes"], counts["failures"], counts["pending"]),
+            (RLF_PASSES, 0, 0),
+            "{label}"
+        );
         let (calls, _) = node::stats(&[&server]);
         node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats"], false);
     }

@@ -70,7 +70,10 @@ pub fn run_node(label: &str, args: &[&str], env: &[(&str, String)]) -> String {
             .collect::<Vec<_>>()
             .join(" | ")
     );
-    assert!(status.success(), "{label}: node {args:?} failed ({status}):\n{output}");
+    assert!(
+        status.success(),
+        "{label}: node {args:?} failed ({status}):\n{output}"
+    );
     output
 }
 
@@ -200,9 +203,7 @@ pub fn start_cluster(flavor: Flavor) -> Vec<Server> {
         .collect();
     let ranges = [("0", "5460"), ("5461", "10922"), ("10923", "16383")];
     for (node, (first, last)) in nodes.iter().zip(ranges) {
-        let reply = node
-            .conn()
-            .call(&["CLUSTER", "ADDSLOTSRANGE", first, last]);
+        let reply = node.conn().call(&["CLUSTER", "ADDSLOTSRANGE", first, last]);
         assert_eq!(reply, Reply::Status("OK".into()));
     }
     let mut first = nodes[0].conn();

@@ -18,7 +18,7 @@ import { moduleError } from './errors.js'
 export interface IoredisClient {
   readonly isCluster: boolean
   readonly options: object
-  sendCommand(command: never): Promise<unknown>
+  sendCommand(command: never): unknown
   call(...args: never[]): unknown
   duplicate(...args: never[]): unknown
 }

@@ -293,6 +293,7 @@ for (const library of HTTP_LIBRARIES) {
       let res = await fastify.inject('/')
       assert.deepEqual([res.statusCode, res.headers['x-ratelimit-remaining'], res.headers['x-ratelimit-reset']], [200, '1', '1'])
       res = await fastify.inject('/')
+      assert.deepEqual([res.statusCode, res.headers['x-ratelimit-remaining']], [200, '0'])
       res = await fastify.inject('/')
       assert.deepEqual([res.statusCode, res.headers['retry-after']], [429, '1'])
       assert.equal(await raw.get(`${nameSpace}127.0.0.1`), '3')
