@@ -29,7 +29,7 @@ on_every_server! {
         );
         node::assert_all_passed(&label, &output, FASTIFY_SUITE_TESTS);
         let (calls, _) = node::stats(&[&server]);
-        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats"], false);
+        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats"]);
     }
 }
 
@@ -47,7 +47,7 @@ on_every_server! {
             LIMIT_TESTS,
         );
         let (calls, _) = node::stats(&[&server]);
-        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats", "goblin.mfwindow"], false);
+        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats", "goblin.mfwindow"]);
     }
 }
 
@@ -61,6 +61,6 @@ on_every_server! {
         let label = format!("{} (examples/node)", flavor.label());
         node::run_tests(&label, "../examples/node/test.mjs", &[("GOBLIN_TEST_SERVER", node::address(&server))], EXAMPLE_TESTS);
         let (calls, _) = node::stats(&[&server]);
-        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.mfwindow", "goblin.lock"], false);
+        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.mfwindow", "goblin.lock"]);
     }
 }

@@ -66,9 +66,8 @@ fn run(dir: &Path, program: &str, args: &[&str], env: &[(&str, String)]) -> Stri
     stdout.into_owned()
 }
 
-/// A new project that depends on `spec` (a tarball, or a folder), and on the client library and
-/// rate-limiter-flexible, which it has as an application has them (here, links to node/'s).
-fn project(scratch: &Path, spec: &str) -> std::path::PathBuf {
+/// A new project in `scratch` that `npm install`s `spec` (a tarball, or a folder) with `flags`.
+fn app_installing(scratch: &Path, spec: &str, flags: &[&str]) -> std::path::PathBuf {
     let app = scratch.join("app");
     std::fs::create_dir_all(&app).expect("app dir");
     std::fs::write(
@@ -79,9 +78,17 @@ fn project(scratch: &Path, spec: &str) -> std::path::PathBuf {
     run(
         &app,
         "npm",
-        &["install", spec, "--no-audit", "--no-fund", "--offline"],
+        &[&["install", spec, "--no-audit", "--no-fund"], flags].concat(),
         &[],
     );
+    app
+}
+
+/// A new project that depends on the tarball `spec` (installed with no network), and on the
+/// client library and rate-limiter-flexible, which it has as an application has them (here,
+/// links to node/'s).
+fn project(scratch: &Path, spec: &str) -> std::path::PathBuf {
+    let app = app_installing(scratch, spec, &["--offline"]);
     for library in ["ioredis", "rate-limiter-flexible"] {
         std::os::unix::fs::symlink(
             node::package_dir().join("node_modules").join(library),
@@ -201,25 +208,12 @@ fn npm_install_of_a_fresh_clones_node_folder_builds_it() {
         &[],
     );
     assert!(!clone.join("node/node_modules").exists() && !clone.join("node/dist").exists());
-    let app = scratch.0.join("app");
-    std::fs::create_dir_all(&app).expect("app dir");
-    std::fs::write(
-        app.join("package.json"),
-        "{ \"name\": \"app\", \"private\": true }\n",
-    )
-    .expect("package.json");
-    // The clone's `prepare` installs node/'s pinned tools (npm ci, from npm's cache when it has them) and builds.
-    run(
-        &app,
-        "npm",
-        &[
-            "install",
-            &node::text(&clone.join("node")),
-            "--no-audit",
-            "--no-fund",
-            "--prefer-offline",
-        ],
-        &[],
+    // The clone's `prepare` installs node/'s pinned tools (npm ci, from npm's cache when it has
+    // them) and builds.
+    let app = app_installing(
+        &scratch.0,
+        &node::text(&clone.join("node")),
+        &["--prefer-offline"],
     );
     assert!(
         clone.join("node/dist/cjs/index.js").exists()

@@ -165,7 +165,6 @@ fn redis_semaphore_suite() {
                 "goblin.extend",
                 "goblin.cad",
             ],
-            false,
         );
     }
     for (label, got, want) in &outcomes {
@@ -216,6 +215,6 @@ fn rate_limiter_flexible_suite() {
             "{label}"
         );
         let (calls, _) = node::stats(&[&server]);
-        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats"], false);
+        node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats"]);
     }
 }

@@ -61,14 +61,14 @@ pub fn run_node(label: &str, args: &[&str], env: &[(&str, String)]) -> String {
         command.env(name, value);
     }
     let (status, output) = run_logged(label, &mut command, NODE_TIMEOUT);
+    let summary: Vec<&str> = output
+        .lines()
+        .filter(|line| line.starts_with("# pass") || line.starts_with("# fail"))
+        .collect();
     eprintln!(
         "{label}: {:.1} s: {}",
         started.elapsed().as_secs_f64(),
-        output
-            .lines()
-            .filter(|line| line.starts_with("# pass") || line.starts_with("# fail"))
-            .collect::<Vec<_>>()
-            .join(" | ")
+        summary.join(" | ")
     );
     assert!(
         status.success(),
@@ -94,18 +94,12 @@ pub fn tap_counts(output: &str) -> BTreeMap<String, u32> {
 /// Exactly `tests` ran, and all passed: none failed, was cancelled, skipped or left to do.
 pub fn assert_all_passed(label: &str, output: &str, tests: u32) {
     let counts = tap_counts(output);
-    let expected: BTreeMap<String, u32> = [
-        ("tests", tests),
-        ("pass", tests),
-        ("fail", 0),
-        ("cancelled", 0),
-        ("skipped", 0),
-        ("todo", 0),
-    ]
-    .into_iter()
-    .map(|(name, n)| (name.to_string(), n))
-    .collect();
-    assert_eq!(counts, expected, "{label}:\n{output}");
+    let count = |name: &str| counts.get(name).copied();
+    assert_eq!(
+        ["tests", "pass", "fail", "cancelled", "skipped", "todo"].map(count),
+        [tests, tests, 0, 0, 0, 0].map(Some),
+        "{label}: tests, pass, fail, cancelled, skipped and todo:\n{output}"
+    );
 }
 
 /// Runs the package's own test `file` (node/test/) with `env`: exactly `tests` pass.
@@ -115,111 +109,108 @@ pub fn run_tests(label: &str, file: &str, env: &[(&str, String)], tests: u32) ->
     output
 }
 
-/// `INFO commandstats`: calls by command name (lowercase, as the server lists them).
-pub fn command_calls(conn: &mut Conn) -> BTreeMap<String, u64> {
-    let info = conn.call(&["INFO", "commandstats"]).text();
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = stats
-                .split(',')
-                .find_map(|field| field.strip_prefix("calls="))?
-                .parse()
-                .ok()?;
-            Some((name.to_string(), calls))
-        })
-        .collect()
+/// `INFO <section>`'s `<prefix><name>:...<field>=<n>,...` lines: n by name (commandstats'
+/// calls by command, errorstats' counts by error prefix).
+pub fn info_counts(
+    conn: &mut Conn,
+    section: &str,
+    prefix: &str,
+    field: &str,
+) -> BTreeMap<String, u64> {
+    let wanted = format!("{field}=");
+    let info = conn.call(&["INFO", section]).text();
+    let mut counts = BTreeMap::new();
+    for line in info.lines() {
+        let Some((name, stats)) = line
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.split_once(':'))
+        else {
+            continue;
+        };
+        if let Some(n) = stats
+            .split(',')
+            .find_map(|pair| pair.strip_prefix(&wanted)?.trim().parse().ok())
+        {
+            counts.insert(name.to_string(), n);
+        }
+    }
+    counts
 }
 
-/// `INFO errorstats`: error replies by prefix (`MOVED`, `ERR`, ...).
-pub fn error_counts(conn: &mut Conn) -> BTreeMap<String, u64> {
-    let info = conn.call(&["INFO", "errorstats"]).text();
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("errorstat_")?.split_once(':')?;
-            Some((
-                name.to_string(),
-                stats.strip_prefix("count=")?.trim().parse().ok()?,
-            ))
-        })
-        .collect()
-}
-
-/// The commandstats and errorstats of `servers`, summed.
+/// The commandstats (calls) and errorstats (counts) of `servers`, summed.
 pub fn stats(servers: &[&Server]) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
     let (mut calls, mut errors) = (BTreeMap::new(), BTreeMap::new());
     for server in servers {
         let mut conn = server.conn();
-        for (name, n) in command_calls(&mut conn) {
-            *calls.entry(name).or_default() += n;
-        }
-        for (name, n) in error_counts(&mut conn) {
-            *errors.entry(name).or_default() += n;
+        for (total, section, prefix, field) in [
+            (&mut calls, "commandstats", "cmdstat_", "calls"),
+            (&mut errors, "errorstats", "errorstat_", "count"),
+        ] {
+            for (name, n) in info_counts(&mut conn, section, prefix, field) {
+                *total.entry(name).or_default() += n;
+            }
         }
     }
     (calls, errors)
 }
 
-/// No script ran nor was loaded (nor a transaction, where `transactions` is false), and each of
+/// No script ran nor was loaded, and no transaction (`MULTI`/`EXEC`) either; and each of
 /// `goblin` did some of the work.
-pub fn assert_no_scripts(
-    label: &str,
-    calls: &BTreeMap<String, u64>,
-    goblin: &[&str],
-    transactions: bool,
-) {
-    let mut forbidden = vec![
-        "eval",
-        "evalsha",
-        "eval_ro",
-        "evalsha_ro",
-        "fcall",
-        "fcall_ro",
-        "script|load",
-    ];
-    if !transactions {
-        forbidden.extend(["multi", "exec"]);
-    }
-    for command in forbidden {
-        assert_eq!(
-            calls.get(command).copied().unwrap_or(0),
-            0,
-            "{label}: {command} was called: {calls:?}"
-        );
-    }
-    for command in goblin {
-        assert!(
-            calls.get(*command).copied().unwrap_or(0) > 0,
-            "{label}: {command} was never called: {calls:?}"
-        );
-    }
+pub fn assert_no_scripts(label: &str, calls: &BTreeMap<String, u64>, goblin: &[&str]) {
+    let scripted = "eval evalsha eval_ro evalsha_ro fcall fcall_ro script|load multi exec";
+    let ran: Vec<_> = calls
+        .iter()
+        .filter(|(name, n)| **n > 0 && scripted.split(' ').any(|command| command == name.as_str()))
+        .collect();
+    assert!(
+        ran.is_empty(),
+        "{label}: a script or a transaction ran: {ran:?}"
+    );
+    let idle: Vec<_> = goblin
+        .iter()
+        .filter(|name| calls.get(**name).copied().unwrap_or(0) == 0)
+        .collect();
+    assert!(idle.is_empty(), "{label}: {idle:?} never called: {calls:?}");
 }
 
-/// Three primaries, each loading the module, the slots split in three, as tests/cluster.rs
-/// builds its cluster (cluster nodes cannot follow a plain replica: none).
-pub fn start_cluster(flavor: Flavor) -> Vec<Server> {
-    let nodes: Vec<Server> = (0..3)
+/// A cluster of `n` primaries, each loading the module, the 16,384 slots split evenly between
+/// them in order; once every node sees all of them and says `cluster_state:ok`. Cluster nodes
+/// cannot follow a plain replica: none.
+pub fn start_cluster(flavor: Flavor, n: usize) -> Vec<Server> {
+    let nodes: Vec<Server> = (0..n)
         .map(|_| Server::builder(flavor).cluster().without_replica().start())
         .collect();
-    let ranges = [("0", "5460"), ("5461", "10922"), ("10923", "16383")];
-    for (node, (first, last)) in nodes.iter().zip(ranges) {
-        let reply = node.conn().call(&["CLUSTER", "ADDSLOTSRANGE", first, last]);
-        assert_eq!(reply, Reply::Status("OK".into()));
-    }
-    let mut first = nodes[0].conn();
-    for node in nodes.iter().skip(1) {
-        first.call(&["CLUSTER", "MEET", "127.0.0.1", &node.port.to_string()]);
-    }
-    for node in &nodes {
-        let mut c = node.conn();
-        assert!(
-            wait_until(Duration::from_secs(30), || {
-                let info = c.call(&["CLUSTER", "INFO"]).text();
-                info.contains("cluster_state:ok") && info.contains("cluster_known_nodes:3")
-            }),
-            "{flavor:?}: the cluster never formed"
+    for (i, node) in nodes.iter().enumerate() {
+        let (first, last) = (16384 * i / n, 16384 * (i + 1) / n - 1);
+        let mut conn = node.conn();
+        let added = conn.call(&[
+            "CLUSTER",
+            "ADDSLOTSRANGE",
+            &first.to_string(),
+            &last.to_string(),
+        ]);
+        assert_eq!(
+            added,
+            Reply::Status("OK".into()),
+            "{flavor:?}: slots {first}-{last}"
         );
+        if i > 0 {
+            nodes[0]
+                .conn()
+                .call(&["CLUSTER", "MEET", "127.0.0.1", &node.port.to_string()]);
+        }
     }
+    let formed = |node: &Server| {
+        let mut conn = node.conn();
+        wait_until(Duration::from_secs(30), || {
+            let info = conn.call(&["CLUSTER", "INFO"]).text();
+            info.contains("cluster_state:ok") && info.contains(&format!("cluster_known_nodes:{n}"))
+        })
+    };
+    assert!(
+        nodes.iter().all(formed),
+        "{flavor:?}: the cluster never formed"
+    );
     nodes
 }
 

@@ -12,20 +12,17 @@ for arg in "$@"; do
     [ "$arg" = --quick ] && out=target/bench-node
 done
 mkdir -p "$out"
+# The matrix servers of scripts/servers.list (name|label|...|role|...), each as "Label=binary".
 servers=()
-first=valkey91
 first_server=
-trim() { sed -E 's/^[[:space:]]+//; s/[[:space:]]+$//' <<<"$1"; }
-while IFS='|' read -r name label _ _ role _; do
-    [[ $name =~ ^[[:space:]]*(#|$) ]] && continue
-    name=$(trim "$name")
-    label=$(trim "$label")
-    role=$(trim "$role")
-    [ "$role" = matrix ] || continue
+while IFS='|' read -r name label; do
     path=$(cargo run -q --release -p goblin-testkit --bin server-path -- "$name")
     servers+=(--server "$label=$path")
-    [ "$name" = "$first" ] && first_server="$label=$path"
-done < scripts/servers.list
+    [ "$name" = valkey91 ] && first_server="$label=$path"
+done < <(awk -F'|' '!/^[[:space:]]*(#|$)/ {
+    for (i = 1; i <= NF; i++) gsub(/^[ \t]+|[ \t]+$/, "", $i)
+    if ($5 == "matrix") print $1 "|" $2
+}' scripts/servers.list)
 module="$PWD/target/release/libgoblin.so"
 node bench/node/limits.mjs --module "$module" "${servers[@]}" --out "$out/node.md" "$@"
 node bench/node/locks.mjs --module "$module" --server "$first_server" --out "$out/node-locks.md" "$@"

@@ -140,56 +140,30 @@ export interface ZwindowOptions extends PermitOptions {
   xx?: boolean
 }
 
+/** A slot of a window: its `window` (seconds), `limit` and `member`, as ZWINDOW and BZWINDOW take them. */
+function slot(window: number, limit: number, member: Arg): Arg[] {
+  return [seconds(window, 'window'), integer(limit, 'limit'), member]
+}
+
+/** `now` as sent: `*` (the server's clock) or seconds. */
+function clock(now: number | '*'): Arg {
+  return now === '*' ? '*' : seconds(now, 'now')
+}
+
 /**
  * `GOBLIN.ZWINDOW key now window limit member [COST n] [PERMITS n] [XX]`: a slot of a sliding
  * window of `window` seconds (`now` `*`: the server's clock): a lease (limit 1), a permit
  * (limit N), or a request of a rate limiter.
  */
-export function zwindow(
-  key: Arg,
-  now: number | '*',
-  window: number,
-  limit: number,
-  member: Arg,
-  options: ZwindowOptions = {},
-): Command<boolean> {
-  const args: Arg[] = [
-    'GOBLIN.ZWINDOW',
-    key,
-    now === '*' ? '*' : seconds(now, 'now'),
-    seconds(window, 'window'),
-    integer(limit, 'limit'),
-    member,
-  ]
-  if (options.cost !== undefined) {
-    args.push('COST', integer(options.cost, 'cost', 1))
-  }
-  args.push(...permitsArgs(options))
-  if (options.xx === true) {
-    args.push('XX')
-  }
-  return command(args, [1], one)
+export function zwindow(key: Arg, now: number | '*', window: number, limit: number, member: Arg, options: ZwindowOptions = {}): Command<boolean> {
+  const cost = options.cost === undefined ? [] : ['COST', integer(options.cost, 'cost', 1)]
+  const xx = options.xx === true ? ['XX'] : []
+  return command(['GOBLIN.ZWINDOW', key, clock(now), ...slot(window, limit, member), ...cost, ...permitsArgs(options), ...xx], [1], one)
 }
 
 /** `GOBLIN.BZWINDOW key window limit member timeout [PERMITS n]`: a slot, waited for in line. */
-export function bzwindow(
-  key: Arg,
-  window: number,
-  limit: number,
-  member: Arg,
-  waitMs: number,
-  options: PermitOptions = {},
-): Command<boolean> {
-  const args: Arg[] = [
-    'GOBLIN.BZWINDOW',
-    key,
-    seconds(window, 'window'),
-    integer(limit, 'limit'),
-    member,
-    waitSeconds(waitMs),
-    ...permitsArgs(options),
-  ]
-  return command(args, [1], one)
+export function bzwindow(key: Arg, window: number, limit: number, member: Arg, waitMs: number, options: PermitOptions = {}): Command<boolean> {
+  return command(['GOBLIN.BZWINDOW', key, ...slot(window, limit, member), waitSeconds(waitMs), ...permitsArgs(options)], [1], one)
 }
 
 /** GOBLIN.ZWSTATS: the units inside a window and its oldest entry's time (seconds, as written). */
@@ -200,7 +174,7 @@ export interface WindowStats {
 
 /** `GOBLIN.ZWSTATS key now window` (read only). */
 export function zwstats(key: Arg, now: number | '*', window: number): Command<WindowStats> {
-  const args: Arg[] = ['GOBLIN.ZWSTATS', key, now === '*' ? '*' : seconds(now, 'now'), seconds(window, 'window')]
+  const args: Arg[] = ['GOBLIN.ZWSTATS', key, clock(now), seconds(window, 'window')]
   return command(
     args,
     [1],
@@ -300,28 +274,40 @@ export interface MgcraResult {
   policies: GcraState[]
 }
 
+/**
+ * A command over `groups` (each a key and its arguments) counted by its first argument, as
+ * GOBLIN.MGCRA and GOBLIN.MFWINDOW take them, then `tail`; its reply, a flag, a retry-after and
+ * one field per group, read by `each`.
+ */
+function grouped<T, R>(
+  name: string,
+  groups: Arg[][],
+  tail: Arg[],
+  each: (field: unknown, what: string) => T,
+  result: (flag: boolean, retryAfter: number, fields: T[]) => R,
+): Command<R> {
+  const args: Arg[] = [name, integer(groups.length, `the number of ${name}'s groups`, 1)]
+  const keys: number[] = []
+  for (const group of groups) {
+    keys.push(args.length)
+    args.push(...group)
+  }
+  return command([...args, ...tail], keys, (reply) => {
+    const fields = asArray(reply, 2 + groups.length, name)
+    return result(asInteger(fields[0]) === 1, asInteger(fields[1]), fields.slice(2).map((field) => each(field, name)))
+  })
+}
+
 /** `GOBLIN.MGCRA n <policies> [TOKENS n] [PEEK | REFUND]`: several GCRA limits, all or nothing. */
 export function mgcra(policies: readonly GcraPolicy[], tokens = 1, mode?: 'PEEK' | 'REFUND'): Command<MgcraResult> {
-  const args: Arg[] = ['GOBLIN.MGCRA', integer(policies.length, 'the number of policies', 1)]
-  const keys: number[] = []
-  for (const policy of policies) {
-    keys.push(args.length)
-    args.push(
-      policy.key,
-      integer(policy.maxBurst, 'max_burst', 0),
-      integer(policy.tokensPerPeriod, 'tokens_per_period', 1),
-      seconds(policy.period, 'period'),
-    )
-  }
-  args.push('TOKENS', integer(tokens, 'tokens', 0), ...(mode === undefined ? [] : [mode]))
-  return command(args, keys, (reply) => {
-    const fields = asArray(reply, 2 + policies.length, 'GOBLIN.MGCRA')
-    return {
-      limited: asInteger(fields[0]) === 1,
-      retryAfter: asInteger(fields[1]),
-      policies: fields.slice(2).map((state) => gcraState(state, 'GOBLIN.MGCRA')),
-    }
-  })
+  const groups = policies.map((policy) => [
+    policy.key,
+    integer(policy.maxBurst, 'max_burst', 0),
+    integer(policy.tokensPerPeriod, 'tokens_per_period', 1),
+    seconds(policy.period, 'period'),
+  ])
+  const tail = ['TOKENS', integer(tokens, 'tokens', 0), ...(mode === undefined ? [] : [mode])]
+  return grouped('GOBLIN.MGCRA', groups, tail, gcraState, (limited, retryAfter, states) => ({ limited, retryAfter, policies: states }))
 }
 
 /** A fixed window's count and the milliseconds until it resets (-1: it never does; -2: no key). */
@@ -400,23 +386,9 @@ export interface MfwindowResult {
 
 /** `GOBLIN.MFWINDOW n key window limit ... [BY n]`: several fixed windows, counted all or nothing. */
 export function mfwindow(windows: readonly WindowLimit[], by = 1): Command<MfwindowResult> {
-  const args: Arg[] = ['GOBLIN.MFWINDOW', integer(windows.length, 'the number of windows', 1)]
-  const keys: number[] = []
-  for (const window of windows) {
-    keys.push(args.length)
-    args.push(window.key, integer(window.windowMs, 'window', 0), integer(window.limit, 'limit'))
-  }
-  if (by !== 1) {
-    args.push('BY', integer(by, 'by'))
-  }
-  return command(args, keys, (reply) => {
-    const fields = asArray(reply, 2 + windows.length, 'GOBLIN.MFWINDOW')
-    return {
-      refused: asInteger(fields[0]) === 1,
-      retryAfter: asInteger(fields[1]),
-      windows: fields.slice(2).map((window) => fixedWindow(window, 'GOBLIN.MFWINDOW')),
-    }
-  })
+  const groups = windows.map((window) => [window.key, integer(window.windowMs, 'window', 0), integer(window.limit, 'limit')])
+  const tail = by === 1 ? [] : ['BY', integer(by, 'by')]
+  return grouped('GOBLIN.MFWINDOW', groups, tail, fixedWindow, (refused, retryAfter, counted) => ({ refused, retryAfter, windows: counted }))
 }
 
 // --------------------------------------------------------------------- core commands, keyed

@@ -7,7 +7,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { type RedisClient, checkClient } from './client.js'
+import * as commands from './commands.js'
 import { LostLockError, TimeoutError } from './errors.js'
+import { type Claim } from './waiting.js'
 
 /** redis-semaphore's timing options (milliseconds). */
 export interface TimeoutOptions {
@@ -145,6 +147,42 @@ export function checkPermits(permits: unknown, limit: number): number {
   return count
 }
 
+/** What holding one lock or permit sends: taking it (waiting or not, and giving it back), and renewing it. */
+export interface Lease {
+  readonly claim: Claim
+  /** The renewal of a held lease, which never takes a lease that was lost. */
+  readonly renewal: commands.Command<boolean>
+}
+
+/** A token lock's: GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.CAD, and GOBLIN.EXTEND ... REPLACE. */
+export function tokenLease(key: string, { identifier, lockTimeout }: AcquireOptions): Lease {
+  return {
+    claim: {
+      once: commands.lock(key, identifier, lockTimeout),
+      waiting: (wait) => commands.block(key, identifier, lockTimeout, wait),
+      giveBack: commands.cad(key, identifier),
+    },
+    renewal: commands.extend(key, identifier, lockTimeout, true),
+  }
+}
+
+/**
+ * A permit's (`permits` slots of `limit`, a lease of `lockTimeout` on the server's clock):
+ * GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, GOBLIN.CAD, and GOBLIN.ZWINDOW ... XX.
+ */
+export function permitLease(key: string, { identifier, lockTimeout }: AcquireOptions, limit: number, permits: number): Lease {
+  const lease = lockTimeout / 1000
+  const options = { permits }
+  return {
+    claim: {
+      once: commands.zwindow(key, '*', lease, limit, identifier, options),
+      waiting: (wait) => commands.bzwindow(key, lease, limit, identifier, wait, options),
+      giveBack: commands.cad(key, identifier, options),
+    },
+    renewal: commands.zwindow(key, '*', lease, limit, identifier, { ...options, xx: true }),
+  }
+}
+
 /** redis-semaphore's `Lock`: the acquire, refresh and release cycle, over `_acquire`, `_refresh` and `_release`. */
 export abstract class Lock {
   protected abstract _kind: string
@@ -158,6 +196,9 @@ export abstract class Lock {
   protected _acquiredExternally = false
   protected _onLockLost: LockLostCallback
   protected _waitOn: RedisClient | undefined
+  /** A semaphore's: how many permits there are (0: a mutex, a token lock), and how many a holder takes. */
+  protected _limit = 0
+  protected _permits = 1
   /** When the lease was last taken or refreshed (performance.now()). */
   private _leasedAt = 0
 
@@ -211,6 +252,19 @@ export abstract class Lock {
   private static newIdentifier(suffix: string | undefined): string {
     const uuid = randomUUID()
     return suffix ? `${uuid}-${suffix}` : uuid
+  }
+
+  /** A semaphore of `limit` permits on `semaphore:<key>`, where a mutex is a token lock on `mutex:<key>`. */
+  protected _asSemaphore(key: string, limit: unknown): void {
+    this._limit = checkCount(limit, 'limit')
+    this._key = `semaphore:${key}`
+  }
+
+  /** What this lock sends to take, renew and give back its lease. */
+  protected _lease(): Lease {
+    return this._limit === 0
+      ? tokenLease(this._key, this._acquireOptions)
+      : permitLease(this._key, this._acquireOptions, this._limit, this._permits)
   }
 
   /** This holder's identifier. */

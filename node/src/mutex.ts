@@ -10,45 +10,8 @@
  * | release | GOBLIN.CAD key id | GOBLIN.CAD key id [PERMITS n] |
  */
 import { type RedisClient, call } from './client.js'
-import * as commands from './commands.js'
-import { type AcquireOptions, Lock, type LockOptions, checkCount, checkKey, checkLockClient, checkPermits } from './lock.js'
-import { type Claim, take } from './waiting.js'
-
-/** What holding one lock or permit sends: taking it (waiting or not, and giving it back), and renewing it. */
-export interface Lease {
-  readonly claim: Claim
-  /** The renewal of a held lease, which never takes a lease that was lost. */
-  readonly renewal: commands.Command<boolean>
-}
-
-/** A token lock's: GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.CAD, and GOBLIN.EXTEND ... REPLACE. */
-export function tokenLease(key: string, { identifier, lockTimeout }: AcquireOptions): Lease {
-  return {
-    claim: {
-      once: commands.lock(key, identifier, lockTimeout),
-      waiting: (wait) => commands.block(key, identifier, lockTimeout, wait),
-      giveBack: commands.cad(key, identifier),
-    },
-    renewal: commands.extend(key, identifier, lockTimeout, true),
-  }
-}
-
-/**
- * A permit's (`permits` slots of `limit`, a lease of `lockTimeout` on the server's clock):
- * GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, GOBLIN.CAD, and GOBLIN.ZWINDOW ... XX.
- */
-export function permitLease(key: string, { identifier, lockTimeout }: AcquireOptions, limit: number, permits: number): Lease {
-  const lease = lockTimeout / 1000
-  const options = { permits }
-  return {
-    claim: {
-      once: commands.zwindow(key, '*', lease, limit, identifier, options),
-      waiting: (wait) => commands.bzwindow(key, lease, limit, identifier, wait, options),
-      giveBack: commands.cad(key, identifier, options),
-    },
-    renewal: commands.zwindow(key, '*', lease, limit, identifier, { ...options, xx: true }),
-  }
-}
+import { Lock, type LockOptions, checkKey, checkLockClient, checkPermits } from './lock.js'
+import { take } from './waiting.js'
 
 /** redis-semaphore's `Mutex`: one holder of `mutex:<key>`, a string holding its identifier with a PX lease. */
 export class Mutex extends Lock {
@@ -60,10 +23,6 @@ export class Mutex extends Lock {
     super(options)
     this._client = checkLockClient(client)
     this._key = `mutex:${checkKey(key)}`
-  }
-
-  protected _lease(): Lease {
-    return tokenLease(this._key, this._acquireOptions)
   }
 
   protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
@@ -89,17 +48,10 @@ export class Mutex extends Lock {
  */
 export class Semaphore extends Mutex {
   protected _kind = 'semaphore'
-  protected _limit: number
-  protected _permits = 1
 
   constructor(client: RedisClient, key: string, limit: number, options?: LockOptions) {
     super(client, key, options)
-    this._limit = checkCount(limit, 'limit')
-    this._key = `semaphore:${key}`
-  }
-
-  protected _lease(): Lease {
-    return permitLease(this._key, this._acquireOptions, this._limit, this._permits)
+    this._asSemaphore(key, limit)
   }
 }
 

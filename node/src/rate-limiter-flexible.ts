@@ -129,14 +129,7 @@ export class RateLimiterGoblin extends RateLimiterStoreAbstract {
     return hooks._consume.call(this, key, points, { ...options, [CONSUMING]: true })
   }
 
-  _afterConsume(
-    resolve: (res: Res) => void,
-    reject: (reason: unknown) => void,
-    rlKey: string,
-    changedPoints: number,
-    storeResult: StoreResult,
-    options: Options = {},
-  ): void {
+  _afterConsume(...[resolve, reject, rlKey, changedPoints, storeResult, options = {}]: Parameters<StoreHooks['_afterConsume']>): void {
     const marked = storeResult.blocked === true ? { ...options, [BLOCKED]: true } : options
     hooks._afterConsume.call(this, resolve, reject, rlKey, changedPoints, storeResult, marked)
   }

@@ -22,8 +22,7 @@
 import { type RedisClient, call, checkClient } from './client.js'
 import { type Command } from './commands.js'
 import { GoblinModuleError } from './errors.js'
-import { Lock, type LockOptions, checkCount, checkKey, checkPermits } from './lock.js'
-import { type Lease, permitLease, tokenLease } from './mutex.js'
+import { Lock, type LockOptions, checkKey, checkPermits } from './lock.js'
 import { take } from './waiting.js'
 
 /** redis-semaphore's quorum: 2 of 3, 3 of 5, 1 of 1. */
@@ -59,10 +58,6 @@ export class RedlockMutex extends Lock {
     }
     this._clients = clients.map((client, i) => checkClient(client, `clients[${i}]`))
     this._key = `mutex:${checkKey(key)}`
-  }
-
-  protected _lease(): Lease {
-    return tokenLease(this._key, this._acquireOptions)
   }
 
   protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
@@ -166,17 +161,10 @@ function count(holding: readonly boolean[]): number {
 /** redis-semaphore's `RedlockSemaphore`: a permit of `semaphore:<key>` on a quorum of servers. */
 export class RedlockSemaphore extends RedlockMutex {
   protected _kind = 'redlock-semaphore'
-  protected _limit: number
-  protected _permits = 1
 
   constructor(clients: RedisClient[], key: string, limit: number, options?: LockOptions) {
     super(clients, key, options)
-    this._limit = checkCount(limit, 'limit')
-    this._key = `semaphore:${key}`
-  }
-
-  protected _lease(): Lease {
-    return permitLease(this._key, this._acquireOptions, this._limit, this._permits)
+    this._asSemaphore(key, limit)
   }
 }
 

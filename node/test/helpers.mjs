@@ -7,6 +7,7 @@ import Redis6, { Cluster as Cluster6 } from 'ioredis6'
 import * as redis4 from 'redis4'
 import * as redis5 from 'redis5'
 import * as redis6 from 'redis6'
+import { after, before } from 'node:test'
 
 export function address(variable) {
   const value = process.env[variable]
@@ -95,23 +96,50 @@ export async function close(client) {
   }
 }
 
+/** A client of `library` and a plain connection for the test's own reads, on `where`. */
+export async function connected(library, where) {
+  return { client: await library.connect(where), raw: await admin(where) }
+}
+
+/**
+ * A describe's connections: `the.client` of `library` and `the.raw`, a plain one for the test's
+ * own reads, both on `where`, opened before its tests and closed after them.
+ */
+export function connection(library, where) {
+  const the = {}
+  before(async () => Object.assign(the, await connected(library, where)))
+  after(() => closeAll(the.client, the.raw))
+  return the
+}
+
+/** Closes each of `clients`. */
+export async function closeAll(...clients) {
+  await Promise.all(clients.map(close))
+}
+
 /** A plain ioredis connection for the test's own reads (raw keys, INFO). */
 export async function admin(where = address('GOBLIN_TEST_SERVER')) {
   return await ioredis(Redis5)(where)
 }
 
-/** `INFO commandstats`: calls by command (lowercase, as the server lists them). */
-export async function commandCalls(conn) {
-  const info = await conn.info('commandstats')
-  const calls = {}
-  for (const line of info.split('\n')) {
-    const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim())
+/** `INFO <section>`'s `<prefix><name>:<field>=<n>,...` lines: n by name. */
+async function infoCounts(conn, section, prefix, field) {
+  const counts = {}
+  const line = new RegExp(`^${prefix}([^:]+):.*\\b${field}=(\\d+)`)
+  for (const text of (await conn.info(section)).split('\n')) {
+    const match = line.exec(text.trim())
     if (match) {
-      calls[match[1]] = Number(match[2])
+      counts[match[1]] = Number(match[2])
     }
   }
-  return calls
+  return counts
 }
+
+/** `INFO commandstats`: calls by command (lowercase, as the server lists them). */
+export const commandCalls = (conn) => infoCounts(conn, 'commandstats', 'cmdstat_', 'calls')
+
+/** `INFO errorstats`: error replies by prefix (MOVED, ERR, ...). */
+export const errorCounts = (conn) => infoCounts(conn, 'errorstats', 'errorstat_', 'count')
 
 /** Not the clients' commands: the test's own INFO, and the replica's acknowledgements (replica mode). */
 const NOT_CLIENTS = new Set(['info', 'replconf'])
@@ -126,19 +154,6 @@ export function delta(before, after) {
     }
   }
   return moved
-}
-
-/** `INFO errorstats`: error replies by prefix (MOVED, ERR, ...). */
-export async function errorCounts(conn) {
-  const info = await conn.info('errorstats')
-  const counts = {}
-  for (const line of info.split('\n')) {
-    const match = /^errorstat_([^:]+):count=(\d+)/.exec(line.trim())
-    if (match) {
-      counts[match[1]] = Number(match[2])
-    }
-  }
-  return counts
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))

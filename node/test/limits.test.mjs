@@ -4,7 +4,7 @@
 // @fastify/rate-limit, express-rate-limit (with express-slow-down) and NestJS's throttler, each in
 // a real app driven over HTTP (or fastify.inject), on ioredis and node-redis.
 import { strict as assert } from 'node:assert'
-import { after, before, describe, it } from 'node:test'
+import { describe, it } from 'node:test'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import 'reflect-metadata'
@@ -24,7 +24,7 @@ import { RateLimiterGoblin, RateLimiterGoblinUnion } from 'goblin-redis/rate-lim
 import { goblinStore } from 'goblin-redis/fastify'
 import { GoblinStore } from 'goblin-redis/express'
 import { GoblinThrottlerGuard, GoblinThrottlerStorage } from 'goblin-redis/nest'
-import { LIBRARIES, address, admin, close, commandCalls, delta, freshKey, libraries, sleep } from './helpers.mjs'
+import { LIBRARIES, address, admin, close, connection, delta, libraries, sleep, commandCalls, freshKey } from './helpers.mjs'
 
 const { RateLimiterMemory, RateLimiterRes } = rateLimiterFlexible
 const server = address('GOBLIN_TEST_SERVER')
@@ -43,71 +43,62 @@ async function commandsOf(raw, operation) {
 
 for (const library of libraries()) {
   describe(`RateLimiterGoblin on ${library.name}`, () => {
-    let client
-    let raw
-    before(async () => {
-      client = await library.connect(server)
-      raw = await admin()
-    })
-    after(async () => {
-      await close(client)
-      await close(raw)
-    })
+    const the = connection(library, server)
 
     it('consume is one GOBLIN.FWINDOW on rlflx:<key>, a decimal counter with its window', async () => {
       const key = freshKey('rl')
-      const limiter = new RateLimiterGoblin({ storeClient: client, points: 2, duration: 5 })
-      const [sent, res] = await commandsOf(raw, () => limiter.consume(key))
+      const limiter = new RateLimiterGoblin({ storeClient: the.client, points: 2, duration: 5 })
+      const [sent, res] = await commandsOf(the.raw, () => limiter.consume(key))
       assert.deepEqual(sent, { 'goblin.fwindow': 1, 'module|list': 1 }) // the client's first call: the module check
       assert.ok(res instanceof RateLimiterRes)
       assert.deepEqual([res.consumedPoints, res.remainingPoints, res.isFirstInDuration], [1, 1, true])
       assert.ok(res.msBeforeNext > 4000 && res.msBeforeNext <= 5000)
-      assert.equal(await raw.get(`rlflx:${key}`), '1')
-      assert.deepEqual((await commandsOf(raw, () => limiter.consume(key)))[0], { 'goblin.fwindow': 1 })
-      const [, rejected] = await commandsOf(raw, () => limiter.consume(key))
+      assert.equal(await the.raw.get(`rlflx:${key}`), '1')
+      assert.deepEqual((await commandsOf(the.raw, () => limiter.consume(key)))[0], { 'goblin.fwindow': 1 })
+      const [, rejected] = await commandsOf(the.raw, () => limiter.consume(key))
       assert.ok(rejected instanceof RateLimiterRes)
       assert.deepEqual([rejected.consumedPoints, rejected.remainingPoints], [3, 0])
     })
 
     it('the consume that crosses the limit blocks the key for blockDuration in the same command', async () => {
       const key = freshKey('block')
-      const limiter = new RateLimiterGoblin({ storeClient: client, points: 1, duration: 2, blockDuration: 10 })
+      const limiter = new RateLimiterGoblin({ storeClient: the.client, points: 1, duration: 2, blockDuration: 10 })
       await limiter.consume(key)
-      const [sent, rejected] = await commandsOf(raw, () => limiter.consume(key))
+      const [sent, rejected] = await commandsOf(the.raw, () => limiter.consume(key))
       assert.deepEqual(sent, { 'goblin.fwindow': 1 })
       assert.ok(rejected.msBeforeNext > 9000, `msBeforeNext ${rejected.msBeforeNext}`)
-      assert.ok((await raw.pttl(`rlflx:${key}`)) > 9000)
-      const [, later] = await commandsOf(raw, () => limiter.consume(key))
+      assert.ok((await the.raw.pttl(`rlflx:${key}`)) > 9000)
+      const [, later] = await commandsOf(the.raw, () => limiter.consume(key))
       assert.ok(later.msBeforeNext <= rejected.msBeforeNext)
     })
 
     it('penalty, reward, get, set, block and delete are one command each', async () => {
       const key = freshKey('ops')
-      const limiter = new RateLimiterGoblin({ storeClient: client, points: 5, duration: 10 })
-      assert.deepEqual((await commandsOf(raw, () => limiter.penalty(key, 3)))[0], { 'goblin.fwindow': 1 })
-      assert.deepEqual((await commandsOf(raw, () => limiter.reward(key, 1)))[0], { 'goblin.fwindow': 1 })
-      assert.equal(await raw.get(`rlflx:${key}`), '2')
-      const [sentGet, got] = await commandsOf(raw, () => limiter.get(key))
+      const limiter = new RateLimiterGoblin({ storeClient: the.client, points: 5, duration: 10 })
+      assert.deepEqual((await commandsOf(the.raw, () => limiter.penalty(key, 3)))[0], { 'goblin.fwindow': 1 })
+      assert.deepEqual((await commandsOf(the.raw, () => limiter.reward(key, 1)))[0], { 'goblin.fwindow': 1 })
+      assert.equal(await the.raw.get(`rlflx:${key}`), '2')
+      const [sentGet, got] = await commandsOf(the.raw, () => limiter.get(key))
       assert.deepEqual(sentGet, { 'goblin.fwstats': 1 })
       assert.deepEqual([got.consumedPoints, got.remainingPoints], [2, 3])
       assert.equal(await limiter.get(freshKey('none')), null)
-      assert.deepEqual((await commandsOf(raw, () => limiter.set(key, 4, 20)))[0], { set: 1 })
-      assert.equal(await raw.get(`rlflx:${key}`), '4')
-      assert.ok((await raw.pttl(`rlflx:${key}`)) > 19000)
-      const [sentBlock, blocked] = await commandsOf(raw, () => limiter.block(key, 30))
+      assert.deepEqual((await commandsOf(the.raw, () => limiter.set(key, 4, 20)))[0], { set: 1 })
+      assert.equal(await the.raw.get(`rlflx:${key}`), '4')
+      assert.ok((await the.raw.pttl(`rlflx:${key}`)) > 19000)
+      const [sentBlock, blocked] = await commandsOf(the.raw, () => limiter.block(key, 30))
       assert.deepEqual(sentBlock, { set: 1 })
       assert.deepEqual([blocked.consumedPoints, blocked.msBeforeNext], [6, 30000])
-      assert.deepEqual((await commandsOf(raw, () => limiter.delete(key)))[0], { del: 1 })
+      assert.deepEqual((await commandsOf(the.raw, () => limiter.delete(key)))[0], { del: 1 })
       assert.equal(await limiter.delete(key), false)
     })
 
     it('duration 0 never expires; customDuration sets the window; keyPrefix names the key', async () => {
       const key = freshKey('forever')
-      const limiter = new RateLimiterGoblin({ storeClient: client, points: 2, duration: 0, keyPrefix: 'app' })
+      const limiter = new RateLimiterGoblin({ storeClient: the.client, points: 2, duration: 0, keyPrefix: 'app' })
       const res = await limiter.consume(key)
       assert.equal(res.msBeforeNext, -1)
-      assert.equal(await raw.pttl(`app:${key}`), -1)
-      const custom = await new RateLimiterGoblin({ storeClient: client, points: 2, duration: 60 }).consume(key, 1, { customDuration: 2 })
+      assert.equal(await the.raw.pttl(`app:${key}`), -1)
+      const custom = await new RateLimiterGoblin({ storeClient: the.client, points: 2, duration: 60 }).consume(key, 1, { customDuration: 2 })
       assert.ok(custom.msBeforeNext <= 2000)
     })
 
@@ -130,24 +121,24 @@ for (const library of libraries()) {
 
     it('several limiters consumed together: all or nothing, in one GOBLIN.MFWINDOW', async () => {
       const key = `{${freshKey('union')}}`
-      const second = new RateLimiterGoblin({ storeClient: client, keyPrefix: 'sec', points: 2, duration: 1 })
-      const minute = new RateLimiterGoblin({ storeClient: client, keyPrefix: 'min', points: 10, duration: 60 })
+      const second = new RateLimiterGoblin({ storeClient: the.client, keyPrefix: 'sec', points: 2, duration: 1 })
+      const minute = new RateLimiterGoblin({ storeClient: the.client, keyPrefix: 'min', points: 10, duration: 60 })
       const union = new RateLimiterGoblinUnion(second, minute)
-      const [sent, res] = await commandsOf(raw, () => union.consume(key))
+      const [sent, res] = await commandsOf(the.raw, () => union.consume(key))
       assert.deepEqual(sent, { 'goblin.mfwindow': 1 })
       assert.deepEqual(Object.keys(res).sort(), ['min', 'sec'])
       await union.consume(key)
-      const [, refused] = await commandsOf(raw, () => union.consume(key))
+      const [, refused] = await commandsOf(the.raw, () => union.consume(key))
       assert.deepEqual(Object.keys(refused), ['sec'])
       assert.equal(refused.sec.remainingPoints, 0)
-      assert.equal(await raw.get(`min:${key}`), '2') // the refused consume charged neither
+      assert.equal(await the.raw.get(`min:${key}`), '2') // the refused consume charged neither
       await sleep(1100)
       await union.consume(key)
-      assert.equal(await raw.get(`min:${key}`), '3')
+      assert.equal(await the.raw.get(`min:${key}`), '3')
     })
 
     it('the constructor refuses a script and a missing client', () => {
-      assert.throws(() => new RateLimiterGoblin({ storeClient: client, points: 1, duration: 1, customIncrTtlLuaScript: 'return 1' }), TypeError)
+      assert.throws(() => new RateLimiterGoblin({ storeClient: the.client, points: 1, duration: 1, customIncrTtlLuaScript: 'return 1' }), TypeError)
       assert.throws(() => new RateLimiterGoblin({ points: 1, duration: 1 }), /storeClient is not set/)
       assert.throws(() => new RateLimiterGoblin({ storeClient: 'redis', points: 1, duration: 1 }), TypeError)
       assert.throws(() => new RateLimiterGoblinUnion(), TypeError)
@@ -168,21 +159,12 @@ const HTTP_LIBRARIES = LIBRARIES.filter((library) => /^(ioredis 6 \(RESP3\)|node
 
 for (const library of HTTP_LIBRARIES) {
   describe(`express-rate-limit and express-slow-down on ${library.name}`, () => {
-    let client
-    let raw
-    before(async () => {
-      client = await library.connect(server)
-      raw = await admin()
-    })
-    after(async () => {
-      await close(client)
-      await close(raw)
-    })
+    const the = connection(library, server)
 
     async function app(options, route = (_req, res) => res.send('ok')) {
       const prefix = `${freshKey('erl')}:`
       const application = express()
-      application.use(rateLimit({ windowMs: 10_000, limit: 2, store: new GoblinStore({ client, prefix }), ...options }))
+      application.use(rateLimit({ windowMs: 10_000, limit: 2, store: new GoblinStore({ client: the.client, prefix }), ...options }))
       application.get('/', route)
       return { ...(await listen(application)), prefix }
     }
@@ -203,7 +185,7 @@ for (const library of HTTP_LIBRARIES) {
         assert.equal(refused.status, 429)
         assert.equal(refused.headers.get('ratelimit'), 'limit=2, remaining=0, reset=10')
         assert.equal(refused.headers.get('retry-after'), '10')
-        assert.equal(await raw.get(`${prefix}127.0.0.1`), '3')
+        assert.equal(await the.raw.get(`${prefix}127.0.0.1`), '3')
       } finally {
         await stop()
       }
@@ -226,7 +208,7 @@ for (const library of HTTP_LIBRARIES) {
       try {
         assert.equal((await fetch(url)).status, 500)
         await sleep(50)
-        assert.equal(await raw.get(`${prefix}127.0.0.1`), '0')
+        assert.equal(await the.raw.get(`${prefix}127.0.0.1`), '0')
         fail = false
         assert.equal((await fetch(url)).status, 200)
         assert.equal((await fetch(url)).status, 200)
@@ -238,7 +220,7 @@ for (const library of HTTP_LIBRARIES) {
 
     it('resetKey deletes the count; get reads it without counting', async () => {
       const prefix = `${freshKey('erl-get')}:`
-      const store = new GoblinStore({ client, prefix })
+      const store = new GoblinStore({ client: the.client, prefix })
       store.init({ windowMs: 5000 })
       assert.equal(await store.get('ip'), undefined)
       const hit = await store.increment('ip')
@@ -251,7 +233,7 @@ for (const library of HTTP_LIBRARIES) {
 
     it('express-slow-down delays requests past delayAfter, on the same store', async () => {
       const application = express()
-      application.use(slowDown({ windowMs: 10_000, delayAfter: 1, delayMs: () => 300, store: new GoblinStore({ client, prefix: `${freshKey('slow')}:` }) }))
+      application.use(slowDown({ windowMs: 10_000, delayAfter: 1, delayMs: () => 300, store: new GoblinStore({ client: the.client, prefix: `${freshKey('slow')}:` }) }))
       application.get('/', (_req, res) => res.send('ok'))
       const { url, close: stop } = await listen(application)
       try {
@@ -268,21 +250,12 @@ for (const library of HTTP_LIBRARIES) {
   })
 
   describe(`@fastify/rate-limit's store option (goblinStore) on ${library.name}`, () => {
-    let client
-    let raw
-    before(async () => {
-      client = await library.connect(server)
-      raw = await admin()
-    })
-    after(async () => {
-      await close(client)
-      await close(raw)
-    })
+    const the = connection(library, server)
 
     async function app(options) {
       const nameSpace = `${freshKey('fst')}:`
       const fastify = Fastify()
-      await fastify.register(fastifyRateLimitPlugin, { max: 2, timeWindow: 1000, store: goblinStore(client, { nameSpace }), ...options })
+      await fastify.register(fastifyRateLimitPlugin, { max: 2, timeWindow: 1000, store: goblinStore(the.client, { nameSpace }), ...options })
       fastify.get('/', async () => 'ok')
       await fastify.ready()
       return { fastify, nameSpace }
@@ -296,7 +269,7 @@ for (const library of HTTP_LIBRARIES) {
       assert.deepEqual([res.statusCode, res.headers['x-ratelimit-remaining']], [200, '0'])
       res = await fastify.inject('/')
       assert.deepEqual([res.statusCode, res.headers['retry-after']], [429, '1'])
-      assert.equal(await raw.get(`${nameSpace}127.0.0.1`), '3')
+      assert.equal(await the.raw.get(`${nameSpace}127.0.0.1`), '3')
       await sleep(1100)
       assert.equal((await fastify.inject('/')).statusCode, 200)
       await fastify.close()
@@ -309,13 +282,13 @@ for (const library of HTTP_LIBRARIES) {
       }
       await sleep(300)
       await restarting.fastify.inject('/')
-      assert.ok((await raw.pttl(`${restarting.nameSpace}127.0.0.1`)) > 900)
+      assert.ok((await the.raw.pttl(`${restarting.nameSpace}127.0.0.1`)) > 900)
       await restarting.fastify.close()
       const backing = await app({ exponentialBackoff: true })
       const ttls = []
       for (let i = 0; i < 5; i++) {
         await backing.fastify.inject('/')
-        ttls.push(await raw.pttl(`${backing.nameSpace}127.0.0.1`))
+        ttls.push(await the.raw.pttl(`${backing.nameSpace}127.0.0.1`))
       }
       assert.ok(ttls[2] > 900 && ttls[2] <= 1000 && ttls[3] > 1900 && ttls[4] > 3900, String(ttls))
       await backing.fastify.close()
@@ -323,29 +296,17 @@ for (const library of HTTP_LIBRARIES) {
   })
 
   describe(`NestJS's throttler on ${library.name}`, () => {
-    let client
-    before(async () => {
-      client = await library.connect(server)
-    })
-    after(async () => {
-      await close(client)
-    })
+    const the = connection(library, server)
 
     /** A Nest app with one route, `GET /`, on `adapter`, listening on a free port. */
     async function nest(adapter, throttlers, guard) {
-      class AppController {
-        hello() {
-          return 'ok'
-        }
-      }
-      Controller()(AppController)
-      Get()(AppController.prototype, 'hello', Object.getOwnPropertyDescriptor(AppController.prototype, 'hello'))
-      class AppModule {}
-      Module({
-        imports: [ThrottlerModule.forRoot({ throttlers, storage: new GoblinThrottlerStorage(client, { prefix: `${freshKey('nest')}:` }) })],
-        controllers: [AppController],
-        providers: [{ provide: APP_GUARD, useClass: guard }],
-      })(AppModule)
+      // The decorators, applied as TypeScript's emit applies them.
+      const controller = Reflect.decorate([Controller()], class {})
+      const handler = Object.getOwnPropertyDescriptor({ hello: () => 'ok' }, 'hello')
+      Object.defineProperty(controller.prototype, 'hello', Reflect.decorate([Get()], controller.prototype, 'hello', handler))
+      const storage = new GoblinThrottlerStorage(the.client, { prefix: `${freshKey('nest')}:` })
+      const module = { imports: [ThrottlerModule.forRoot({ throttlers, storage })], controllers: [controller], providers: [{ provide: APP_GUARD, useClass: guard }] }
+      const AppModule = Reflect.decorate([Module(module)], class {})
       const application = await NestFactory.create(AppModule, adapter, { logger: false })
       await application.listen(0, '127.0.0.1')
       return { application, url: await application.getUrl() }

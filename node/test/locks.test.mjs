@@ -17,7 +17,7 @@ import {
   TimeoutError,
   closeWaiters,
 } from 'goblin-redis'
-import { address, addresses, admin, close, commandCalls, delta, freshKey, libraries, sleep } from './helpers.mjs'
+import { address, addresses, admin, close, connected, connection, delta, libraries, sleep, closeAll, commandCalls, freshKey } from './helpers.mjs'
 
 const server = address('GOBLIN_TEST_SERVER')
 
@@ -40,47 +40,44 @@ async function untilWaiting(conn, n) {
 
 for (const library of libraries()) {
   describe(`locks on ${library.name}`, () => {
-    let client
-    let raw
-    before(async () => {
-      client = await library.connect(server)
-      raw = await admin()
-    })
-    after(async () => {
-      await close(client)
-      await close(raw)
-    })
+    const the = connection(library, server)
+
+    /** A fresh key, and a Mutex on it that holds it. */
+    async function held(tag, options) {
+      const key = freshKey(tag)
+      const holder = new Mutex(the.client, key, options)
+      await holder.acquire()
+      return { key, holder }
+    }
 
     it('a Mutex is mutex:<key> holding its identifier with a PX lease; release deletes it', async () => {
       const key = freshKey('m')
-      const mutex = new Mutex(client, key, { lockTimeout: 5000 })
+      const mutex = new Mutex(the.client, key, { lockTimeout: 5000 })
       assert.equal(mutex.isAcquired, false)
       await mutex.acquire()
       assert.equal(mutex.isAcquired, true)
-      assert.equal(await raw.get(`mutex:${key}`), mutex.identifier)
-      const pttl = await raw.pttl(`mutex:${key}`)
+      assert.equal(await the.raw.get(`mutex:${key}`), mutex.identifier)
+      const pttl = await the.raw.pttl(`mutex:${key}`)
       assert.ok(pttl > 4000 && pttl <= 5000, `PTTL ${pttl}`)
       await mutex.release()
       assert.equal(mutex.isAcquired, false)
-      assert.equal(await raw.exists(`mutex:${key}`), 0)
+      assert.equal(await the.raw.exists(`mutex:${key}`), 0)
     })
 
     it('waiters are served in the order they came, each the moment the lock is released', async () => {
-      const key = freshKey('order')
-      const holder = new Mutex(client, key, { lockTimeout: 10000 })
-      await holder.acquire()
-      const base = await waiting(raw)
+      const { key, holder } = await held('order', { lockTimeout: 10000 })
+      const base = await waiting(the.raw)
       const served = []
       const waiters = []
       for (let i = 0; i < 5; i++) {
-        const mutex = new Mutex(client, key, { lockTimeout: 10000, acquireTimeout: 10000 })
+        const mutex = new Mutex(the.client, key, { lockTimeout: 10000, acquireTimeout: 10000 })
         waiters.push(
           mutex.acquire().then(async () => {
             served.push(i)
             await mutex.release()
           }),
         )
-        await untilWaiting(raw, base + i + 1)
+        await untilWaiting(the.raw, base + i + 1)
       }
       await holder.release()
       await Promise.all(waiters)
@@ -88,24 +85,20 @@ for (const library of libraries()) {
     })
 
     it('acquire gives up after acquireTimeout with TimeoutError, leaving the line, nothing written for it', async () => {
-      const key = freshKey('timeout')
-      const holder = new Mutex(client, key)
-      await holder.acquire()
-      const waiter = new Mutex(client, key, { acquireTimeout: 200 })
+      const { key, holder } = await held('timeout')
+      const waiter = new Mutex(the.client, key, { acquireTimeout: 200 })
       const started = performance.now()
       await assert.rejects(waiter.acquire(), (error) => error instanceof TimeoutError && error.message === `Acquire mutex mutex:${key} timeout`)
       const elapsed = performance.now() - started
       assert.ok(elapsed >= 195 && elapsed < 700, `gave up after ${elapsed} ms`)
       assert.equal(await waiter.tryAcquire(), false)
       await holder.release()
-      assert.equal(await raw.exists(`mutex:${key}`), 0)
+      assert.equal(await the.raw.exists(`mutex:${key}`), 0)
     })
 
     it('an aborted acquire rejects with the signal\'s reason, leaves the line and is granted nothing', async () => {
-      const key = freshKey('abort')
-      const holder = new Mutex(client, key)
-      await holder.acquire()
-      const waiter = new Mutex(client, key, { acquireTimeout: 5000 })
+      const { key, holder } = await held('abort')
+      const waiter = new Mutex(the.client, key, { acquireTimeout: 5000 })
       const reason = new Error('given up')
       const controller = new AbortController()
       const acquiring = waiter.acquire(controller.signal)
@@ -114,17 +107,15 @@ for (const library of libraries()) {
       await assert.rejects(acquiring, (error) => error === reason)
       await holder.release()
       await sleep(20)
-      assert.equal(await raw.exists(`mutex:${key}`), 0)
+      assert.equal(await the.raw.exists(`mutex:${key}`), 0)
       assert.equal(waiter.isAcquired, false)
       await assert.rejects(waiter.acquire(AbortSignal.abort(reason)), (error) => error === reason)
     })
 
     it('acquireAttemptsLimit 1 tries once and does not wait', async () => {
-      const key = freshKey('once')
-      const holder = new Mutex(client, key)
-      await holder.acquire()
+      const { key, holder } = await held('once')
       const started = performance.now()
-      assert.equal(await new Mutex(client, key, { acquireAttemptsLimit: 1, acquireTimeout: 5000 }).tryAcquire(), false)
+      assert.equal(await new Mutex(the.client, key, { acquireAttemptsLimit: 1, acquireTimeout: 5000 }).tryAcquire(), false)
       assert.ok(performance.now() - started < 100)
       await holder.release()
     })
@@ -132,7 +123,7 @@ for (const library of libraries()) {
     it('the lease is refreshed while held; one lost is never taken again: onLockLost fires', async () => {
       const key = freshKey('lost')
       const lost = []
-      const mutex = new Mutex(client, key, {
+      const mutex = new Mutex(the.client, key, {
         lockTimeout: 300,
         refreshInterval: 80,
         onLockLost(error) {
@@ -141,60 +132,56 @@ for (const library of libraries()) {
       })
       await mutex.acquire()
       await sleep(400)
-      assert.equal(await raw.get(`mutex:${key}`), mutex.identifier)
-      await raw.del(`mutex:${key}`)
+      assert.equal(await the.raw.get(`mutex:${key}`), mutex.identifier)
+      await the.raw.del(`mutex:${key}`)
       await sleep(200)
       assert.equal(lost.length, 1)
       assert.ok(lost[0][0] instanceof LostLockError)
       assert.equal(lost[0][0].message, `Lost mutex for key mutex:${key}`)
       assert.equal(lost[0][1], false)
       assert.equal(mutex.isAcquired, false)
-      assert.equal(await raw.exists(`mutex:${key}`), 0)
+      assert.equal(await the.raw.exists(`mutex:${key}`), 0)
     })
 
     it('release is owner-checked: a lock someone else holds now is left alone', async () => {
-      const key = freshKey('owner')
-      const mutex = new Mutex(client, key, { refreshInterval: 0 })
-      await mutex.acquire()
-      await raw.set(`mutex:${key}`, 'someone-else')
-      await mutex.release()
-      assert.equal(await raw.get(`mutex:${key}`), 'someone-else')
+      const { key, holder } = await held('owner', { refreshInterval: 0 })
+      await the.raw.set(`mutex:${key}`, 'someone-else')
+      await holder.release()
+      assert.equal(await the.raw.get(`mutex:${key}`), 'someone-else')
     })
 
     it('an externally acquired lock is taken by refreshing it', async () => {
       const key = freshKey('external')
-      const first = new Mutex(client, key, { refreshInterval: 0 })
+      const first = new Mutex(the.client, key, { refreshInterval: 0 })
       await first.acquire()
-      const second = new Mutex(client, key, { identifier: first.identifier, acquiredExternally: true, lockTimeout: 2000 })
+      const second = new Mutex(the.client, key, { identifier: first.identifier, acquiredExternally: true, lockTimeout: 2000 })
       await second.acquire()
-      assert.ok((await raw.pttl(`mutex:${key}`)) <= 2000)
+      assert.ok((await the.raw.pttl(`mutex:${key}`)) <= 2000)
       await second.release()
-      assert.equal(await raw.exists(`mutex:${key}`), 0)
+      assert.equal(await the.raw.exists(`mutex:${key}`), 0)
     })
 
     it("a waiter does not stall the application's other commands on the same client", async () => {
-      const key = freshKey('stall')
-      const holder = new Mutex(client, key)
-      await holder.acquire()
-      const waiter = new Mutex(client, key, { acquireTimeout: 3000 })
+      const { key, holder } = await held('stall')
+      const waiter = new Mutex(the.client, key, { acquireTimeout: 3000 })
       const acquiring = waiter.acquire()
       await sleep(50)
       const started = performance.now()
-      await client.set(`${key}:other`, 'x')
-      assert.equal(await client.get(`${key}:other`), 'x')
+      await the.client.set(`${key}:other`, 'x')
+      assert.equal(await the.client.get(`${key}:other`), 'x')
       assert.ok(performance.now() - started < 200, 'the client was stalled')
       await holder.release()
       await acquiring
       await waiter.release()
-      await client.del(`${key}:other`)
+      await the.client.del(`${key}:other`)
     })
 
     it('a Semaphore of 2 admits two holders, the third waits for a release', async () => {
       const key = freshKey('sem')
-      const [a, b, c] = [0, 1, 2].map(() => new Semaphore(client, key, 2, { lockTimeout: 5000 }))
+      const [a, b, c] = [0, 1, 2].map(() => new Semaphore(the.client, key, 2, { lockTimeout: 5000 }))
       await a.acquire()
       await b.acquire()
-      assert.deepEqual((await raw.zrange(`semaphore:${key}`, 0, -1)).sort(), [a.identifier, b.identifier].sort())
+      assert.deepEqual((await the.raw.zrange(`semaphore:${key}`, 0, -1)).sort(), [a.identifier, b.identifier].sort())
       let third = false
       const acquiring = c.acquire().then(() => {
         third = true
@@ -203,67 +190,67 @@ for (const library of libraries()) {
       assert.equal(third, false)
       await a.release()
       await acquiring
-      assert.deepEqual((await raw.zrange(`semaphore:${key}`, 0, -1)).sort(), [b.identifier, c.identifier].sort())
-      await assert.rejects(new Semaphore(client, key, 2, { acquireTimeout: 100 }).acquire(), new TimeoutError(`Acquire semaphore semaphore:${key} timeout`))
+      assert.deepEqual((await the.raw.zrange(`semaphore:${key}`, 0, -1)).sort(), [b.identifier, c.identifier].sort())
+      await assert.rejects(new Semaphore(the.client, key, 2, { acquireTimeout: 100 }).acquire(), new TimeoutError(`Acquire semaphore semaphore:${key} timeout`))
       await b.release()
       await c.release()
-      assert.equal(await raw.exists(`semaphore:${key}`), 0)
+      assert.equal(await the.raw.exists(`semaphore:${key}`), 0)
     })
 
     it('a MultiSemaphore takes its permits all or nothing: its member and the twins, given back together', async () => {
       const key = freshKey('multi')
       const stored = `semaphore:${key}`
-      const two = new MultiSemaphore(client, key, 3, 2, { lockTimeout: 5000 })
-      const one = new MultiSemaphore(client, key, 3, 1, { lockTimeout: 5000 })
+      const two = new MultiSemaphore(the.client, key, 3, 2, { lockTimeout: 5000 })
+      const one = new MultiSemaphore(the.client, key, 3, 1, { lockTimeout: 5000 })
       await two.acquire()
       await one.acquire()
-      assert.deepEqual((await raw.zrange(stored, 0, -1)).sort(), [two.identifier, `${two.identifier}\x001`, one.identifier].sort())
-      const waiter = new MultiSemaphore(client, key, 3, 2, { lockTimeout: 5000, acquireTimeout: 5000 })
+      assert.deepEqual((await the.raw.zrange(stored, 0, -1)).sort(), [two.identifier, `${two.identifier}\x001`, one.identifier].sort())
+      const waiter = new MultiSemaphore(the.client, key, 3, 2, { lockTimeout: 5000, acquireTimeout: 5000 })
       let held = false
       const acquiring = waiter.acquire().then(() => (held = true))
       await sleep(100)
       assert.equal(held, false) // one permit is free, the waiter needs two
       await two.release()
       await acquiring
-      assert.deepEqual((await raw.zrange(stored, 0, -1)).sort(), [one.identifier, waiter.identifier, `${waiter.identifier}\x001`].sort())
+      assert.deepEqual((await the.raw.zrange(stored, 0, -1)).sort(), [one.identifier, waiter.identifier, `${waiter.identifier}\x001`].sort())
       await assert.rejects(
-        new MultiSemaphore(client, key, 3, 1, { acquireTimeout: 100 }).acquire(),
+        new MultiSemaphore(the.client, key, 3, 1, { acquireTimeout: 100 }).acquire(),
         new TimeoutError(`Acquire multi-semaphore ${stored} timeout`),
       )
       await waiter.release()
       await one.release()
-      assert.equal(await raw.exists(stored), 0)
+      assert.equal(await the.raw.exists(stored), 0)
     })
 
     it('a permit lost is never re-admitted by its refresh', async () => {
       const key = freshKey('semlost')
       let lost = 0
-      const sem = new Semaphore(client, key, 3, { lockTimeout: 300, refreshInterval: 80, onLockLost: () => (lost += 1) })
+      const sem = new Semaphore(the.client, key, 3, { lockTimeout: 300, refreshInterval: 80, onLockLost: () => (lost += 1) })
       await sem.acquire()
-      await raw.zrem(`semaphore:${key}`, sem.identifier)
+      await the.raw.zrem(`semaphore:${key}`, sem.identifier)
       await sleep(200)
       assert.equal(lost, 1)
-      assert.equal(await raw.zscore(`semaphore:${key}`, sem.identifier), null)
+      assert.equal(await the.raw.zscore(`semaphore:${key}`, sem.identifier), null)
     })
 
     it('the constructors check their arguments', () => {
       assert.throws(() => new Mutex(null, 'k'), new TypeError('"client" is required'))
       assert.throws(() => new Mutex({}, 'k'), TypeError)
-      assert.throws(() => new Mutex(client, ''), new TypeError('"key" is required'))
-      assert.throws(() => new Mutex(client, 7), new TypeError('"key" must be a string'))
-      assert.throws(() => new Mutex(client, 'k', { lockTimeout: 0 }), RangeError)
-      assert.throws(() => new Mutex(client, 'k', { lockTimeout: 1.5 }), RangeError)
-      assert.throws(() => new Mutex(client, 'k', { lockTimeout: '10' }), TypeError)
-      assert.throws(() => new Mutex(client, 'k', { acquireTimeout: -1 }), RangeError)
-      assert.throws(() => new Mutex(client, 'k', { acquireAttemptsLimit: 0 }), RangeError)
-      assert.throws(() => new Mutex(client, 'k', { refreshInterval: Infinity }), RangeError)
-      assert.throws(() => new Mutex(client, 'k', { onLockLost: 'no' }), TypeError)
-      assert.throws(() => new Mutex(client, 'k', { waitOn: {} }), TypeError)
-      assert.throws(() => new Mutex(client, 'k', { identifier: '' }), new TypeError('identifier must be not empty random string'))
-      assert.throws(() => new Semaphore(client, 'k', 0), new TypeError('"limit" is required'))
-      assert.throws(() => new Semaphore(client, 'k', 2.5), RangeError)
-      assert.throws(() => new MultiSemaphore(client, 'k', 2, 3), RangeError)
-      assert.throws(() => new RedlockMutex(client, 'k'), new TypeError('"clients" array is required'))
+      assert.throws(() => new Mutex(the.client, ''), new TypeError('"key" is required'))
+      assert.throws(() => new Mutex(the.client, 7), new TypeError('"key" must be a string'))
+      assert.throws(() => new Mutex(the.client, 'k', { lockTimeout: 0 }), RangeError)
+      assert.throws(() => new Mutex(the.client, 'k', { lockTimeout: 1.5 }), RangeError)
+      assert.throws(() => new Mutex(the.client, 'k', { lockTimeout: '10' }), TypeError)
+      assert.throws(() => new Mutex(the.client, 'k', { acquireTimeout: -1 }), RangeError)
+      assert.throws(() => new Mutex(the.client, 'k', { acquireAttemptsLimit: 0 }), RangeError)
+      assert.throws(() => new Mutex(the.client, 'k', { refreshInterval: Infinity }), RangeError)
+      assert.throws(() => new Mutex(the.client, 'k', { onLockLost: 'no' }), TypeError)
+      assert.throws(() => new Mutex(the.client, 'k', { waitOn: {} }), TypeError)
+      assert.throws(() => new Mutex(the.client, 'k', { identifier: '' }), new TypeError('identifier must be not empty random string'))
+      assert.throws(() => new Semaphore(the.client, 'k', 0), new TypeError('"limit" is required'))
+      assert.throws(() => new Semaphore(the.client, 'k', 2.5), RangeError)
+      assert.throws(() => new MultiSemaphore(the.client, 'k', 2, 3), RangeError)
+      assert.throws(() => new RedlockMutex(the.client, 'k'), new TypeError('"clients" array is required'))
       assert.throws(() => new RedlockMutex([], 'k'), RangeError)
     })
   })
@@ -272,16 +259,9 @@ for (const library of libraries()) {
 const [first] = libraries()
 
 describe(`waiting, on ${first.name}`, () => {
-  let client
-  let raw
-  before(async () => {
-    client = await first.connect(server)
-    raw = await admin()
-  })
-  after(async () => {
-    await close(client)
-    await close(raw)
-  })
+  let client, raw
+  before(async () => ({ client, raw } = await connected(first, server)))
+  after(() => closeAll(client, raw))
 
   it('parked waiters send nothing; a release is one hand-off', async () => {
     const key = freshKey('quiet')

@@ -7,7 +7,7 @@ import { fork } from 'node:child_process'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { Mutex, Semaphore } from 'goblin-redis'
-import { address, addresses, admin, close, freshKey, libraries, sleep } from './helpers.mjs'
+import { address, addresses, admin, close, closeAll, connected, freshKey, libraries, sleep } from './helpers.mjs'
 
 const server = address('GOBLIN_TEST_SERVER')
 const WORKER = fileURLToPath(new URL('./workers/waiter.mjs', import.meta.url))
@@ -48,16 +48,9 @@ function spawnWaiters(key, waiters, env = {}) {
 }
 
 describe('processes that die', () => {
-  let raw
-  let client
-  before(async () => {
-    raw = await admin()
-    client = await libraries()[0].connect(server)
-  })
-  after(async () => {
-    await close(client)
-    await close(raw)
-  })
+  let client, raw
+  before(async () => ({ client, raw } = await connected(libraries()[0], server)))
+  after(() => closeAll(client, raw))
 
   for (const shape of ['mutex', 'semaphore']) {
     it(`1,000 waiters of a ${shape} in 10 processes, 3 killed while they wait: no dead process is granted, the line moves on`, async () => {
