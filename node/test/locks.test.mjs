@@ -286,8 +286,8 @@ describe(`waiting, on ${first.name}`, () => {
     assert.ok((handoff['goblin.block'] ?? 0) <= 1)
     assert.deepEqual(Object.keys(handoff).filter((name) => !['goblin.cad', 'goblin.block'].includes(name)), [])
     for (const [i, waiter] of waiters.entries()) {
-      await waiter.release()
       await acquired[i]
+      await waiter.release()
     }
   })
 
