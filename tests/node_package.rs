@@ -11,16 +11,15 @@ use std::process::Command;
 #[path = "node_support.rs"]
 mod node;
 
+/// The first quoted text after `start` on the line that begins with it (after indentation).
 fn version_in(text: &str, start: &str) -> String {
-    let line = text
+    let rest = text
         .lines()
-        .find(|line| line.trim_start().starts_with(start))
+        .find_map(|line| line.trim_start().strip_prefix(start))
         .unwrap_or_else(|| panic!("no line starting {start:?}"));
-    line.split('"')
-        .nth(1)
-        .or_else(|| line.split('\'').nth(1))
-        .expect("a quoted version")
-        .to_string()
+    let quote = rest.find(['"', '\'']).expect("a quoted version");
+    let quoted = &rest[quote + 1..];
+    quoted[..quoted.find(['"', '\'']).expect("the closing quote")].to_string()
 }
 
 #[test]
