@@ -17,8 +17,9 @@ const LOCK_TESTS: u32 = 13 * 8 + 5 + 8 + 3;
 /// Process deaths for a mutex and a semaphore (4), and a failover on each library (8).
 const RELIABILITY_TESTS: u32 = 4 + 8;
 
-/// 2 on each library's cluster client, and keyPrefix on the 5 that have one.
-const CLUSTER_TESTS: u32 = 2 * 8 + 5;
+/// 2 on each library's cluster client, keyPrefix on the 5 that have one, and a NestJS app over
+/// HTTP on both adapters with 2 libraries.
+const CLUSTER_TESTS: u32 = 2 * 8 + 5 + 2 * 2;
 
 const LOCK_COMMANDS: [&str; 6] = [
     "goblin.lock",

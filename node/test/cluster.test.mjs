@@ -8,7 +8,8 @@ import { after, before, describe, it } from 'node:test'
 import { Mutex, Semaphore, call, commands } from 'goblin-redis'
 import { RateLimiterGoblin, RateLimiterGoblinUnion } from 'goblin-redis/rate-limiter-flexible'
 import { GoblinStore } from 'goblin-redis/express'
-import { GoblinThrottlerStorage } from 'goblin-redis/nest'
+import { GoblinThrottlerGuard, GoblinThrottlerStorage } from 'goblin-redis/nest'
+import { ADAPTERS, nestApp } from './nest-app.mjs'
 import { addresses, admin, close, errorCounts, freshKey, libraries, sleep } from './helpers.mjs'
 
 const nodes = addresses('GOBLIN_TEST_CLUSTER')
@@ -138,5 +139,38 @@ describe('keyPrefix on a cluster', () => {
         await Promise.all(raws.map(close))
       }
     })
+  }
+})
+
+describe('NestJS over HTTP on a cluster', () => {
+  for (const library of libraries().filter((l) => /^(ioredis 6 \(RESP3\)|node-redis 6 \(RESP3\))$/.test(l.name))) {
+    for (const [adapterName, makeAdapter] of ADAPTERS) {
+      it(`throttles named throttlers all or nothing on the ${adapterName} adapter, with ${library.name}, with no redirection`, async () => {
+        const cluster = await library.cluster(nodes)
+        const raws = await Promise.all(nodes.map((node) => admin(node)))
+        const throttlers = [
+          { name: 'short', ttl: 1000, limit: 2 },
+          { name: 'long', ttl: 60_000, limit: 3 },
+        ]
+        const { application, url } = await nestApp(cluster, makeAdapter(), throttlers, GoblinThrottlerGuard)
+        try {
+          const before = await redirections(raws)
+          const statuses = []
+          for (let i = 0; i < 3; i++) {
+            const res = await fetch(`${url}/`)
+            statuses.push([res.status, res.headers.get('x-ratelimit-remaining-long')])
+          }
+          assert.deepEqual(statuses, [[200, '2'], [200, '1'], [429, null]])
+          await sleep(1100)
+          const res = await fetch(`${url}/`)
+          assert.deepEqual([res.status, res.headers.get('x-ratelimit-remaining-long')], [200, '0'])
+          assert.equal((await redirections(raws)) - before, 0)
+        } finally {
+          await application.close()
+          await close(cluster)
+          await Promise.all(raws.map(close))
+        }
+      })
+    }
   }
 })

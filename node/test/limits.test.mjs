@@ -7,23 +7,19 @@ import { strict as assert } from 'node:assert'
 import { describe, it } from 'node:test'
 import { once } from 'node:events'
 import { createServer } from 'node:http'
-import 'reflect-metadata'
 import rateLimiterFlexible from 'rate-limiter-flexible'
 import express from 'express'
 import { rateLimit } from 'express-rate-limit'
 import { slowDown } from 'express-slow-down'
 import Fastify from 'fastify'
 import fastifyRateLimitPlugin from '@fastify/rate-limit'
-import { Controller, Get, Module } from '@nestjs/common'
-import { APP_GUARD, NestFactory } from '@nestjs/core'
-import { ExpressAdapter } from '@nestjs/platform-express'
-import { FastifyAdapter } from '@nestjs/platform-fastify'
-import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler'
+import { ThrottlerGuard } from '@nestjs/throttler'
 import { GoblinModuleError } from 'goblin-redis'
 import { RateLimiterGoblin, RateLimiterGoblinUnion } from 'goblin-redis/rate-limiter-flexible'
 import { goblinStore } from 'goblin-redis/fastify'
 import { GoblinStore } from 'goblin-redis/express'
 import { GoblinThrottlerGuard, GoblinThrottlerStorage } from 'goblin-redis/nest'
+import { ADAPTERS, nestApp } from './nest-app.mjs'
 import { LIBRARIES, address, admin, close, connection, delta, libraries, sleep, commandCalls, freshKey } from './helpers.mjs'
 
 const { RateLimiterMemory, RateLimiterRes } = rateLimiterFlexible
@@ -299,23 +295,9 @@ for (const library of HTTP_LIBRARIES) {
     const the = connection(library, server)
 
     /** A Nest app with one route, `GET /`, on `adapter`, listening on a free port. */
-    async function nest(adapter, throttlers, guard) {
-      // The decorators, applied as TypeScript's emit applies them.
-      const controller = Reflect.decorate([Controller()], class {})
-      const handler = Object.getOwnPropertyDescriptor({ hello: () => 'ok' }, 'hello')
-      Object.defineProperty(controller.prototype, 'hello', Reflect.decorate([Get()], controller.prototype, 'hello', handler))
-      const storage = new GoblinThrottlerStorage(the.client, { prefix: `${freshKey('nest')}:` })
-      const module = { imports: [ThrottlerModule.forRoot({ throttlers, storage })], controllers: [controller], providers: [{ provide: APP_GUARD, useClass: guard }] }
-      const AppModule = Reflect.decorate([Module(module)], class {})
-      const application = await NestFactory.create(AppModule, adapter, { logger: false })
-      await application.listen(0, '127.0.0.1')
-      return { application, url: await application.getUrl() }
-    }
+    const nest = (adapter, throttlers, guard) => nestApp(the.client, adapter, throttlers, guard)
 
-    for (const [adapterName, makeAdapter] of [
-      ['Express', () => new ExpressAdapter()],
-      ['Fastify', () => new FastifyAdapter()],
-    ]) {
+    for (const [adapterName, makeAdapter] of ADAPTERS) {
       it(`on the ${adapterName} adapter: counts, headers, the block, and a flood of 1,000 lets exactly the limit through`, async () => {
         const { application, url } = await nest(makeAdapter(), [{ ttl: 2000, limit: 2, blockDuration: 3000 }], ThrottlerGuard)
         try {
@@ -342,7 +324,7 @@ for (const library of HTTP_LIBRARIES) {
         { name: 'short', ttl: 1000, limit: 2 },
         { name: 'long', ttl: 60_000, limit: 3 },
       ]
-      const { application, url } = await nest(new ExpressAdapter(), throttlers, GoblinThrottlerGuard)
+      const { application, url } = await nest(ADAPTERS[0][1](), throttlers, GoblinThrottlerGuard)
       try {
         const statuses = []
         for (let i = 0; i < 3; i++) {
