@@ -11,6 +11,8 @@ import rateLimiterFlexible from 'rate-limiter-flexible'
 import express from 'express'
 import { rateLimit } from 'express-rate-limit'
 import { slowDown } from 'express-slow-down'
+import { Hono } from 'hono'
+import { rateLimiter as honoRateLimiter } from 'hono-rate-limiter'
 import Fastify from 'fastify'
 import fastifyRateLimitPlugin from '@fastify/rate-limit'
 import { ThrottlerGuard } from '@nestjs/throttler'
@@ -154,7 +156,7 @@ async function listen(handler) {
 const HTTP_LIBRARIES = LIBRARIES.filter((library) => /^(ioredis 6 \(RESP3\)|node-redis 6 \(RESP3\))$/.test(library.name))
 
 for (const library of HTTP_LIBRARIES) {
-  describe(`express-rate-limit and express-slow-down on ${library.name}`, () => {
+  describe(`express-rate-limit, express-slow-down and hono-rate-limiter on ${library.name}`, () => {
     const the = connection(library, server)
 
     async function app(options, route = (_req, res) => res.send('ok')) {
@@ -225,6 +227,24 @@ for (const library of HTTP_LIBRARIES) {
       assert.equal((await store.get('ip')).totalHits, 1)
       await store.resetKey('ip')
       assert.equal(await store.get('ip'), undefined)
+    })
+
+    it('hono-rate-limiter takes the same store: counts, headers, 429', async () => {
+      const prefix = `${freshKey('hono')}:`
+      const app = new Hono()
+      app.use(honoRateLimiter({ windowMs: 10_000, limit: 2, standardHeaders: 'draft-7', keyGenerator: () => 'client', store: new GoblinStore({ client: the.client, prefix }) }))
+      app.get('/', (c) => c.text('ok'))
+      const statuses = []
+      for (let i = 0; i < 3; i++) {
+        const res = await app.request('/')
+        statuses.push([res.status, res.headers.get('ratelimit')])
+      }
+      assert.deepEqual(statuses, [
+        [200, 'limit=2, remaining=1, reset=10'],
+        [200, 'limit=2, remaining=0, reset=10'],
+        [429, 'limit=2, remaining=0, reset=10'],
+      ])
+      assert.equal(await the.raw.get(`${prefix}client`), '3')
     })
 
     it('express-slow-down delays requests past delayAfter, on the same store', async () => {
