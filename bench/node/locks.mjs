@@ -29,7 +29,7 @@ const KEY = 'bench:lock'
 const LEASE = 30_000
 const HOLD_MS = 1
 const COUNT_WINDOW_MS = options.quick ? 200 : 2000
-const SAMPLES = options.quick ? 10 : 200
+const SAMPLES = options.quick ? 10 : 600
 const CLIENTS = options.quick ? [1, 10] : [1, 10, 100]
 
 /** Each lock as the benchmark takes it: `make(client)` gives an object with acquire and release. */

@@ -202,11 +202,15 @@ export async function take(client: RedisClient, claim: Claim, waiting: Waiting):
     }
   } finally {
     signal?.removeEventListener('abort', abort)
-    // A connection whose command failed is not reused: it may be the one at fault.
+    // A connection whose command failed is not reused: it may be the one at fault. One given back
+    // (or closed, past the few kept idle) is given back once the acquire has resolved, not on
+    // the way to the caller that waited for the lock.
     if (pool !== undefined && failed) {
       pool.discard(connection)
     } else if (pool !== undefined && !aborted) {
-      pool.give(connection)
+      setImmediate(() => {
+        pool.give(connection)
+      })
     }
   }
 }
