@@ -28,7 +28,7 @@ import { commandStats, parseArguments, serverCpu, startServer } from './server.m
 
 const { RateLimiterRedis } = rateLimiterFlexible
 const options = parseArguments(process.argv.slice(2))
-const DECISIONS = options.quick ? 500 : 30_000
+const DECISIONS = options.quick ? 500 : 100_000
 const WARM_UP = options.quick ? 100 : 2_000
 const CONCURRENCY = 64
 const KEYS = 1000
