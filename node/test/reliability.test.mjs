@@ -78,7 +78,7 @@ describe('processes that die', () => {
         while (watching) {
           const holders = shape === 'mutex' ? [await raw.get(stored)] : await raw.zrange(stored, 0, -1)
           holders.forEach((id) => id && seen.add(id))
-          await sleep(1)
+          await sleep(5)
         }
       })()
       const started = performance.now()
@@ -92,7 +92,8 @@ describe('processes that die', () => {
       assert.deepEqual(new Set(grants.map((g) => g.id)), new Set(live.flatMap((p) => p.ids)))
       assert.ok(grants.every((g) => g.held), 'a holder the server did not know')
       assert.deepEqual([...seen].filter((id) => dead.has(id)), [])
-      assert.ok(elapsed < 30_000, `the line took ${elapsed} ms`)
+      // A dead waiter granted would have held the line for its whole 60 s lease.
+      assert.ok(elapsed < 50_000, `the line took ${elapsed} ms`)
       assert.equal(await raw.exists(stored), 0)
     })
 
