@@ -73,8 +73,23 @@ pub const AT_LEAST_ONE: CommandError = CommandError::Message(
 
 /// What a waiter whose turn comes while the server is out of memory is answered, in the
 /// server's words (its `-OOM` reply to a write command it refuses then).
-pub const OUT_OF_MEMORY: &std::ffi::CStr =
-    c"OOM command not allowed when used memory > 'maxmemory'.";
+pub const OUT_OF_MEMORY: CommandError =
+    CommandError::Message("OOM command not allowed when used memory > 'maxmemory'.");
+
+/// Fencing tokens' own errors.
+pub mod fence {
+    use super::CommandError::{self, Message};
+
+    /// A stored token is ahead of this server's clock by more than `fence-margin-ms`: a token
+    /// minted now may not exceed one already handed out (`goblin_core::fence`).
+    pub const CLOCK_BEHIND: CommandError = Message(
+        "ERR FENCE: this server's clock is behind a fencing token it holds by more than fence-margin-ms; it cannot mint a larger one it could prove (check the clocks)",
+    );
+    /// No key of the module's own can share the key's cluster slot.
+    pub const NO_SLOT_TAG: CommandError = Message(
+        "ERR FENCE needs a key whose cluster slot another key can share: give it a hash tag",
+    );
+}
 
 /// A blocking command's timeout, in the words of BLPOP's.
 pub mod timeout {
@@ -93,6 +108,10 @@ pub mod zwindow {
     /// unknown.
     pub const NOT_COST_ENTRIES: CommandError =
         Message("ERR the window holds members written without COST");
+    /// `PERMITS n` above `goblin_core::zwindow::MOST_PERMITS`, in the words of the server's own
+    /// range errors.
+    pub const TOO_MANY_PERMITS: CommandError =
+        Message("ERR value is out of range, value must between 1 and 10000");
 }
 
 /// GOBLIN.SWINDOW's and GOBLIN.SWSTATS's own errors.

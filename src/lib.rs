@@ -10,6 +10,7 @@
 mod commands;
 mod effects;
 mod error;
+mod fencing;
 mod server;
 mod waiting;
 
@@ -68,6 +69,7 @@ pub(crate) static MODULE: ModuleSpec = ModuleSpec {
     gauges: &[
         ("waiting", waiting::waiters),
         ("waiting_keys", waiting::lines),
+        ("fence_clock_behind", server::fence_clock_behind),
     ],
 };
 

@@ -25,11 +25,12 @@ use std::sync::{Mutex, MutexGuard};
 
 use goblin_core::clock::seconds_of;
 use goblin_core::waitlist::plan::{self, KeyNow};
-use goblin_core::waitlist::{blocking_name, Ask, LineId, State, WaitLists, WaiterId, Want};
+use goblin_core::waitlist::{blocking_name, Ask, LineId, State, WaitLists, Waiter, WaiterId, Want};
 use goblin_core::zwindow::{self, Room};
 
 use crate::effects::{self, Deletion};
 use crate::error::{self, CommandError};
+use crate::fencing::{self, Fence, Holder};
 use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, OwnedString, Reply, Waiting};
 
 /// The lines, and the handle of every waiter the server still blocks and nobody has woken.
@@ -220,7 +221,7 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
     }
     let revoked = lists.take_revoked(line_id);
     let mut key = ctx.open_key(name.arg());
-    take_back(ctx, &mut key, &revoked);
+    take_back(ctx, &mut key, name.arg(), &revoked);
     let now_ms = ctx.now_ms();
     let now = seconds_of(now_ms);
     let (plan, wants) = {
@@ -238,43 +239,98 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
         (plan, wants)
     };
     let mut woken = Vec::with_capacity(plan.served.len());
+    let mut refused = false;
     for (&(id, state), want) in plan.served.iter().zip(wants) {
+        let mut state = state;
+        let mut token = None;
         if state == State::Granted {
-            match want {
-                Some(Want::Lock { token, ms }) => {
-                    let at_ms = (ms > 0).then(|| now_ms.saturating_add(ms));
-                    effects::lock_taken(ctx, &mut key, &token, at_ms);
-                }
-                Some(Want::Lease {
-                    member,
-                    window,
-                    permits,
-                    ..
-                }) => {
-                    let Ok(expiry) = zwindow::expiry(window, now_ms) else {
-                        continue;
-                    };
-                    let slots = slots(ctx, &member, permits);
-                    let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
-                    effects::admitted(ctx, &mut key, now, &members, expiry);
+            let Some(want) = want else {
+                continue;
+            };
+            match grant(ctx, &mut key, name.arg(), &want, now_ms) {
+                Some(Ok(minted)) => token = minted,
+                Some(Err(_)) => {
+                    // Its fencing token cannot be minted: nothing is written for it, and those
+                    // after it, whom the plan counted it for, are looked at again at once.
+                    state = State::ClockBehind;
+                    refused = true;
                 }
                 None => continue,
             }
         }
-        book.lists.serve(id, state);
+        book.lists.serve(id, state, token);
         if let Some(blocked) = book.handles.remove(&id) {
             woken.push((blocked, id));
         }
     }
     drop(key);
     arm(ctx, &mut book.lists, line_id, plan.look_again_ms);
+    if refused {
+        ctx.timer(0, line_id);
+    }
     retire(ctx, &mut book.lists, line_id);
     woken
 }
 
+/// Writes `want`'s grant on `key` (named `name`) at `now_ms`, as GOBLIN.LOCK's or
+/// GOBLIN.ZWINDOW's would be, with its fencing token if it asked for one: `Ok` with the token,
+/// or `Err` (nothing written) if the token cannot be minted; `None` if the grant cannot be
+/// written (an expiry past 64-bit milliseconds), and the waiter waits on.
+fn grant(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    name: Arg<'_>,
+    want: &Want,
+    now_ms: i64,
+) -> Option<Result<Option<i64>, CommandError>> {
+    let (fence, holder, lease) = match want {
+        Want::Lock { fence, token, ms } => {
+            let at_ms = (*ms > 0).then(|| now_ms.saturating_add(*ms));
+            (*fence, Holder::Lock(token), Some(at_ms))
+        }
+        Want::Lease {
+            fence,
+            member,
+            window,
+            ..
+        } => {
+            let at_ms = match zwindow::expiry(*window, now_ms).ok()? {
+                zwindow::WindowExpiry::At(at_ms) => Some(Some(at_ms)),
+                // A window of 0 or less keeps nothing: its grant is gone as it is made.
+                zwindow::WindowExpiry::Immediately => None,
+            };
+            (*fence, Holder::Lease(member), at_ms)
+        }
+    };
+    let fence = match Fence::asked(ctx, fence, name, holder) {
+        Ok(fence) => fence,
+        Err(error) => return Some(Err(error)),
+    };
+    match want {
+        Want::Lock { token, .. } => effects::lock_taken(ctx, key, token, lease.flatten()),
+        Want::Lease {
+            member,
+            window,
+            permits,
+            ..
+        } => {
+            let expiry = zwindow::expiry(*window, now_ms).ok()?;
+            let slots = slots(ctx, member, *permits);
+            let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
+            effects::admitted(ctx, key, seconds_of(now_ms), &members, expiry);
+        }
+    }
+    let token = fence.map(|fence| match lease {
+        Some(at_ms) => fence.grant(ctx, false, at_ms),
+        None => fence.mint(ctx),
+    });
+    Some(Ok(token))
+}
+
 /// Takes back the grants of waiters that left before their reply (`plan::take_back`): the lock
-/// if it still holds one of their tokens, their members from the window.
-fn take_back(ctx: &Ctx, key: &mut Key<'_>, revoked: &[Want]) {
+/// if it still holds one of their tokens, their members from the window (and a member's
+/// fencing token).
+fn take_back(ctx: &Ctx, key: &mut Key<'_>, name: Arg<'_>, revoked: &[Want]) {
     if revoked.is_empty() {
         return;
     }
@@ -289,7 +345,9 @@ fn take_back(ctx: &Ctx, key: &mut Key<'_>, revoked: &[Want]) {
         if key.kind() == KeyKind::SortedSet {
             let slots = slots(ctx, member, permits);
             let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
-            effects::release_members(ctx, key, &members);
+            if effects::release_members(ctx, key, &members) {
+                fencing::lease_released(ctx, name, member);
+            }
         }
     }
 }
@@ -336,12 +394,14 @@ fn key_now<'k>(key: &'k Key<'_>) -> KeyNow<'k> {
 }
 
 /// The reply of a waiter served: a grant's, or the server's out-of-memory error.
-fn served_reply(want: &Want, state: State) -> Option<Reply<'static>> {
-    match (state, want) {
-        (State::Granted, Want::Lock { .. }) => Some(Reply::Status(c"OK")),
-        (State::Granted, Want::Lease { .. }) => Some(Reply::Int(1)),
-        (State::OutOfMemory, _) => Some(Reply::Error(error::OUT_OF_MEMORY)),
-        (State::Waiting, _) => None,
+fn served_reply(waiter: &Waiter) -> Option<Reply<'static>> {
+    match (waiter.state, &waiter.want, waiter.token) {
+        (State::Granted, _, Some(token)) => Some(Reply::Int(token)),
+        (State::Granted, Want::Lock { .. }, None) => Some(Reply::Status(c"OK")),
+        (State::Granted, Want::Lease { .. }, None) => Some(Reply::Int(1)),
+        (State::OutOfMemory, _, _) => Some(Reply::Error(error::OUT_OF_MEMORY)),
+        (State::ClockBehind, _, _) => Some(Reply::Error(error::fence::CLOCK_BEHIND)),
+        (State::Waiting, _, _) => None,
     }
 }
 
@@ -360,11 +420,10 @@ impl Waiting for Lines {
         // on its key itself, see `blocking_name`): only one served is answered, and those are
         // woken by their handle, so this is one served as the server signalled.
         let mut book = book();
-        let found = book.lists.waiter(waiter)?;
-        served_reply(&found.want, found.state)?;
+        served_reply(book.lists.waiter(waiter)?)?;
         let left = book.leave(waiter, false)?;
         retire(ctx, &mut book.lists, left.line);
-        served_reply(&left.want, left.state)
+        served_reply(&left)
     }
 
     fn timed_out(&self, ctx: &Ctx, waiter: WaiterId) -> Reply<'static> {
@@ -375,7 +434,7 @@ impl Waiting for Lines {
         retire(ctx, &mut book.lists, left.line);
         // Woken (`Blocked::wake`), or served as its time came: its grant, or the error.
         // Otherwise its time is up; it held nobody back, so nothing else changes.
-        served_reply(&left.want, left.state).unwrap_or(Reply::Null)
+        served_reply(&left).unwrap_or(Reply::Null)
     }
 
     fn gone(&self, ctx: &Ctx, waiter: WaiterId) {

@@ -149,17 +149,28 @@ on_every_server! {
         let mut c = server.conn();
         for (name, since, args) in [
             ("goblin.increx", "0.1.0", vec!["key", "seconds", "cost"]),
-            ("goblin.zwindow", "0.1.0", vec!["key", "now", "window", "limit", "member", "cost", "xx"]),
-            ("goblin.cad", "0.1.0", vec!["key", "value"]),
+            (
+                "goblin.zwindow",
+                "0.1.0",
+                vec!["key", "now", "window", "limit", "member", "cost", "xx", "permits", "fence"],
+            ),
+            ("goblin.cad", "0.1.0", vec!["key", "value", "permits"]),
             ("goblin.gcra", "0.2.0", vec!["key", "max-burst", "tokens-per-period", "period", "count"]),
             ("goblin.mgcra", "0.3.0", vec!["numpolicies", "policy", "count", "mode"]),
             ("goblin.zwstats", "0.3.0", vec!["key", "now", "window"]),
             ("goblin.swindow", "0.3.0", vec!["key", "window", "limit", "cost"]),
             ("goblin.swstats", "0.3.0", vec!["key", "window"]),
-            ("goblin.lock", "0.3.0", vec!["key", "token", "milliseconds"]),
-            ("goblin.block", "0.3.0", vec!["key", "token", "milliseconds", "timeout"]),
-            ("goblin.extend", "0.3.0", vec!["key", "token", "milliseconds", "replace"]),
-            ("goblin.bzwindow", "0.3.0", vec!["key", "window", "limit", "member", "timeout"]),
+            ("goblin.lock", "0.3.0", vec!["key", "token", "milliseconds", "fence"]),
+            ("goblin.block", "0.3.0", vec!["key", "token", "milliseconds", "timeout", "fence"]),
+            ("goblin.extend", "0.3.0", vec!["key", "token", "milliseconds", "replace", "fence"]),
+            (
+                "goblin.bzwindow",
+                "0.3.0",
+                vec!["key", "window", "limit", "member", "timeout", "permits", "fence"],
+            ),
+            ("goblin.fwindow", "0.4.0", vec!["key", "window", "increment", "limit-block"]),
+            ("goblin.fwstats", "0.4.0", vec!["key"]),
+            ("goblin.mfwindow", "0.4.0", vec!["numwindows", "counter", "increment"]),
         ] {
             let docs = c.call(&["COMMAND", "DOCS", name]);
             let docs = docs.array();
@@ -175,15 +186,18 @@ on_every_server! {
             assert!(field("summary").text().len() > 20, "{name}");
             assert_eq!(field("since").text(), since, "{name}");
             assert!(field("complexity").text().starts_with("O("), "{name}");
-            let names: Vec<String> = field("arguments")
-                .array()
-                .iter()
-                .map(|arg| {
-                    let arg = arg.array();
-                    arg.chunks(2).find(|p| p[0].text() == "name").map(|p| p[1].text()).unwrap()
-                })
-                .collect();
+            let arguments = field("arguments");
+            let of = |arg: &Reply, wanted: &str| {
+                arg.array().chunks(2).find(|p| p[0].text() == wanted).map(|p| p[1].text())
+            };
+            let names: Vec<String> = arguments.array().iter().map(|arg| of(arg, "name").unwrap()).collect();
             assert_eq!(names, args, "{name}");
+            // An option added after its command came says when, as the server's own do.
+            for arg in arguments.array() {
+                let added = of(arg, "since");
+                let later = matches!(of(arg, "name").as_deref(), Some("permits" | "fence"));
+                assert_eq!(added.as_deref(), later.then_some("0.4.0"), "{name}: {arg:?}");
+            }
         }
         assert!(!server.log().contains("refused the docs"), "{}", server.log());
         // The arity is the server's to check now, with the same words.

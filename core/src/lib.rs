@@ -8,6 +8,7 @@
 
 pub mod clock;
 pub mod decimal;
+pub mod fence;
 pub mod fwindow;
 pub mod gcra;
 pub mod increx;

@@ -28,8 +28,13 @@ pub type LineId = u64;
 /// What a waiter waits for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Want {
-    /// A token lock: the key, a string holding `token` for `ms` milliseconds (0: no lease).
-    Lock { token: Vec<u8>, ms: i64 },
+    /// A token lock: the key, a string holding `token` for `ms` milliseconds (0: no lease);
+    /// `fence`: its grant's reply is its fencing token.
+    Lock {
+        token: Vec<u8>,
+        ms: i64,
+        fence: bool,
+    },
     /// `permits` slots (1 for a lease) of a GOBLIN.ZWINDOW window of `window` seconds and
     /// `limit` slots, on the server's clock.
     Lease {
@@ -37,6 +42,7 @@ pub enum Want {
         window: f64,
         limit: i64,
         permits: usize,
+        fence: bool,
     },
 }
 
@@ -109,6 +115,9 @@ pub enum State {
     /// the server's out-of-memory error, as a blocked command of the server's own gets when it
     /// is served then.
     OutOfMemory,
+    /// Its turn came, and it asked for a fencing token the server could not mint (its clock is
+    /// behind a stored one: `fence::skewed`): nothing was written, and its reply says so.
+    ClockBehind,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -117,6 +126,8 @@ pub struct Waiter {
     pub line: LineId,
     pub want: Want,
     pub state: State,
+    /// The fencing token of its grant, when it asked for one.
+    pub token: Option<i64>,
 }
 
 /// Waiters of one key who ask alike, in arrival order.
@@ -235,14 +246,15 @@ impl WaitLists {
                 line,
                 want,
                 state: State::Waiting,
+                token: None,
             },
         );
         id
     }
 
-    /// Marks `id` served (`Granted`, or `OutOfMemory`): it waits no more, and its reply is
-    /// due.
-    pub fn serve(&mut self, id: WaiterId, state: State) {
+    /// Marks `id` served (`Granted`, with its fencing token if it asked for one; or refused):
+    /// it waits no more, and its reply is due.
+    pub fn serve(&mut self, id: WaiterId, state: State, token: Option<i64>) {
         let Some(waiter) = self.waiters.get_mut(&id) else {
             return;
         };
@@ -250,6 +262,7 @@ impl WaitLists {
             return;
         }
         waiter.state = state;
+        waiter.token = token;
         if let Some(line) = self.lines.get_mut(&waiter.line) {
             line.served += 1;
             stand_down(line, id);
@@ -263,7 +276,7 @@ impl WaitLists {
         if let Some(line) = self.lines.get_mut(&waiter.line) {
             match waiter.state {
                 State::Waiting => stand_down(line, id),
-                State::Granted | State::OutOfMemory => line.served -= 1,
+                State::Granted | State::OutOfMemory | State::ClockBehind => line.served -= 1,
             }
             if revoke && waiter.state == State::Granted {
                 line.revoked.push(waiter.want.clone());
@@ -342,13 +355,20 @@ fn stand_down(line: &mut Line, id: WaiterId) {
 /// `None` for the keys whose slot no tag can name (no tag of their own, and a `}`, or empty).
 pub fn blocking_name(key: &[u8]) -> Option<Vec<u8>> {
     const SUFFIX: &[u8] = b"\0goblin:line";
-    let tag = hash_tag(key).or_else(|| (!key.is_empty() && !key.contains(&b'}')).then_some(key))?;
+    let tag = slot_tag(key)?;
     let mut name = Vec::with_capacity(tag.len() + 2 + SUFFIX.len());
     name.push(b'{');
     name.extend_from_slice(tag);
     name.push(b'}');
     name.extend_from_slice(SUFFIX);
     Some(name)
+}
+
+/// The tag that names `key`'s cluster slot for a key of the module's own beside it: its hash
+/// tag, or the whole key where it has none and no `}` that would end a tag early; `None` where
+/// neither can (an empty key, or one with a `}` and no tag).
+pub fn slot_tag(key: &[u8]) -> Option<&[u8]> {
+    hash_tag(key).or_else(|| (!key.is_empty() && !key.contains(&b'}')).then_some(key))
 }
 
 /// The hash tag of a key, as a cluster reads it: between the first `{` and the first `}` after
@@ -410,6 +430,7 @@ mod tests {
         Want::Lock {
             token: token.as_bytes().to_vec(),
             ms: 1000,
+            fence: false,
         }
     }
 
@@ -419,6 +440,7 @@ mod tests {
             window: 10.0,
             limit,
             permits: 1,
+            fence: false,
         }
     }
 
@@ -431,7 +453,7 @@ mod tests {
         let line = lists.line_of(0, b"k").unwrap();
         assert_ne!(Some(line), lists.line_of(1, b"k"));
         assert_eq!(lists.line(line).unwrap().groups[0].waiters, [a, b]);
-        lists.serve(a, State::Granted);
+        lists.serve(a, State::Granted, None);
         assert_eq!(
             lists.line(line).unwrap().groups[0].waiters,
             [b],
@@ -472,6 +494,7 @@ mod tests {
             window,
             limit: 1,
             permits: 1,
+            fence: false,
         };
         assert_eq!(zero(0.0).ask(), zero(-0.0).ask());
     }
@@ -497,7 +520,7 @@ mod tests {
         let mut lists = WaitLists::new();
         let a = lists.join(0, b"k", lock("a"));
         let line = lists.line_of(0, b"k").unwrap();
-        lists.serve(a, State::Granted);
+        lists.serve(a, State::Granted, None);
         lists.leave(a, true);
         assert_eq!(lists.line(line).unwrap().revoked, [lock("a")]);
         assert_eq!(lists.retire_if_idle(line), None, "kept until taken back");
@@ -512,7 +535,7 @@ mod tests {
         let b = lists.join(0, b"k", lock("b"));
         let line = lists.line_of(0, b"k").unwrap();
         lists.leave(a, true);
-        lists.serve(b, State::OutOfMemory);
+        lists.serve(b, State::OutOfMemory, None);
         lists.leave(b, true);
         assert!(
             lists.line(line).unwrap().revoked.is_empty(),
@@ -527,8 +550,8 @@ mod tests {
         let mut lists = WaitLists::new();
         let a = lists.join(0, b"k", lock("a"));
         let line = lists.line_of(0, b"k").unwrap();
-        lists.serve(a, State::Granted);
-        lists.serve(a, State::OutOfMemory);
+        lists.serve(a, State::Granted, None);
+        lists.serve(a, State::OutOfMemory, None);
         assert_eq!(lists.waiter(a).unwrap().state, State::Granted);
         assert_eq!(lists.line(line).unwrap().served, 1);
     }
@@ -546,6 +569,7 @@ mod tests {
                 window,
                 limit: 3,
                 permits: 1,
+                fence: false,
             };
             assert!(!want.can_be_granted(), "{window}");
         }
@@ -554,6 +578,7 @@ mod tests {
             window: 10.0,
             limit: 3,
             permits,
+            fence: false,
         };
         assert!(permits(3).can_be_granted());
         assert!(!permits(4).can_be_granted(), "more permits than the limit");

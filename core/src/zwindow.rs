@@ -118,6 +118,11 @@ pub fn fits_permits(in_window: usize, permits: usize, limit: i64) -> bool {
         .is_some_and(|taken| taken <= limit)
 }
 
+/// The most slots one request takes (`PERMITS n`): each is a member of the set, written and
+/// replicated, so a call's work and memory stay bounded whatever it asks (a semaphore of more
+/// units than this is a rate limiter's `COST`).
+pub const MOST_PERMITS: usize = 10_000;
+
 /// The member that holds permit `index` (from 0) of a holder of several, `member` itself for
 /// the first: the slots are members of the set like any other, `member` then a NUL byte and
 /// the index after it, which no member a caller names by accident is.

@@ -519,9 +519,10 @@ def test_asyncio_semaphore_waiter_cancelled_in_line(r: Any) -> None:
 
 class Stub:
     """A client whose server lists ``modules`` in MODULE LIST (or refuses it: an exception) and
-    answers anything else with ``reply``; it records what it is sent."""
+    answers anything else with ``reply`` (a fencing token, by default, as a grant's); it records
+    what it is sent."""
 
-    def __init__(self, modules: object = (), reply: object = b"OK") -> None:
+    def __init__(self, modules: object = (), reply: object = 1_700_000_000_000_001) -> None:
         self.modules = modules
         self.reply = reply
         self.sent: list[tuple[Any, ...]] = []
@@ -820,7 +821,7 @@ def test_a_module_too_old_is_a_clear_error_and_asked_again() -> None:
     old.modules = [{b"name": b"goblin", b"ver": needed}]
     assert Lock(old, "lk").acquire(blocking=False)
     assert Lock(old, "lk").acquire(blocking=False)
-    assert old.sent[2:] == [("MODULE LIST",), ("GOBLIN.LOCK", "lk", old.sent[3][2], 0), old.sent[4]]
+    assert old.sent[2:] == [("MODULE LIST",), ("GOBLIN.LOCK", "lk", old.sent[3][2], 0, "FENCE"), old.sent[4]]
 
 
 def test_a_server_that_refuses_module_list_is_taken_at_its_word(r: Any) -> None:
@@ -863,24 +864,30 @@ def claim() -> Claim:
     def waiting(wait: float) -> Any:
         return ("WAIT", wait)
 
-    return Claim(once=("ONCE",), waiting=waiting, give_back=("GIVE BACK",), granted=bool)
+    return Claim(once=("ONCE",), waiting=waiting, give_back=("GIVE BACK",))
 
 
 def test_the_plan_of_an_acquire_that_does_not_wait() -> None:
     for blocking, blocking_timeout in [(False, None), (False, 10), (True, 0), (True, -1)]:
-        plan = take(claim(), blocking, blocking_timeout, 4.0)
-        assert next(plan) == ("ONCE",)
-        with pytest.raises(StopIteration) as done:
-            plan.send(None)
-        assert done.value.value is False
+        for refused in [None, 0]:  # GOBLIN.LOCK's nil, GOBLIN.ZWINDOW's 0
+            plan = take(claim(), blocking, blocking_timeout, 4.0)
+            assert next(plan) == ("ONCE",)
+            with pytest.raises(StopIteration) as done:
+                plan.send(refused)
+            assert done.value.value is None
+    plan = take(claim(), False, None, 4.0)
+    assert next(plan) == ("ONCE",)
+    with pytest.raises(StopIteration) as done:
+        plan.send(b"1700000000000000")  # a fencing token, as a RESP2 client may decode it
+    assert done.value.value == 1_700_000_000_000_000
 
 
 def test_the_plan_of_a_wait_in_slices() -> None:
     plan = take(claim(), True, None, 4.0)  # for ever: slices of 4 s, the same command again and again
     assert [next(plan), plan.send(None), plan.send(None)] == [("WAIT", 4.0)] * 3
     with pytest.raises(StopIteration) as done:
-        plan.send(1)
-    assert done.value.value is True
+        plan.send(42)
+    assert done.value.value == 42
     # A blocking_timeout shorter than a slice: one slice of what is left, then no more.
     plan = take(claim(), True, 0.05, 4.0)
     command: Any = next(plan)
@@ -889,7 +896,7 @@ def test_the_plan_of_a_wait_in_slices() -> None:
     time.sleep(0.06)
     with pytest.raises(StopIteration) as done:
         plan.send(None)
-    assert done.value.value is False
+    assert done.value.value is None
 
 
 def test_a_cancelled_waiter_gives_back_what_it_was_granted() -> None:
@@ -902,3 +909,156 @@ def test_a_cancelled_waiter_gives_back_what_it_was_granted() -> None:
     next(plan)
     with pytest.raises(asyncio.CancelledError):
         plan.send(None)  # not granted: nothing to give back
+
+
+# Fencing tokens: each grant's, larger than every earlier grant's of the same lock or semaphore;
+# kept by extends and renewals; gone once released.
+
+
+def fencing(holder: Any) -> int | None:
+    """A holder's ``fencing_token``, read afresh (not narrowed by an earlier assert)."""
+    token: int | None = holder.fencing_token
+    return token
+
+
+def fence_keys(connection: Any) -> list[bytes]:
+    """The keys the server keeps fencing tokens in (a NUL, then ``goblin:fence``)."""
+    return sorted(key for key in connection.keys("*") if b"\0goblin:fence\0" in key)
+
+
+def test_a_lock_carries_a_fencing_token_that_only_grows(r: Any) -> None:
+    first = Lock(r, "lk", timeout=10)
+    assert fencing(first) is None
+    assert first.acquire(blocking=False)
+    token = first.fencing_token
+    assert isinstance(token, int)
+    assert token > 0
+    assert first.extend(5)
+    assert first.fencing_token == token
+    assert first.reacquire()
+    assert first.fencing_token == token
+    assert fence_keys(r) == [b"{lk}\0goblin:fence\0lk"]
+    first.release()
+    assert fencing(first) is None
+    second = Lock(r, "lk", timeout=10)
+    assert second.acquire(blocking=False)
+    assert (second.fencing_token or 0) > token
+    # A waiter in line gets a larger one still, the moment the lock is handed over.
+    third = Lock(r, "lk", timeout=10, thread_local=False)
+    taken: list[int | None] = []
+    waiter = threading.Thread(
+        target=lambda: taken.append(third.fencing_token if third.acquire(blocking_timeout=5) else None)
+    )
+    waiter.start()
+    assert wait_until(lambda: waiting(r) == 1)
+    held = second.fencing_token or 0
+    second.release()
+    waiter.join()
+    assert taken[0] is not None
+    assert taken[0] > held
+    third.release()
+    # A lost lock keeps no token: an extend refused forgets nothing it did not have.
+    assert fencing(third) is None
+
+
+def test_a_lock_token_belongs_to_the_thread_that_holds_it(r: Any) -> None:
+    lock = Lock(r, "lk", timeout=10, thread_local=True)
+    assert lock.acquire(blocking=False)
+    seen: list[int | None] = []
+    other = threading.Thread(target=lambda: seen.append(lock.fencing_token))
+    other.start()
+    other.join()
+    assert seen == [None]
+    assert lock.fencing_token is not None
+    lock.release()
+
+
+def test_a_lock_extend_refused_keeps_the_token_it_had(r: Any) -> None:
+    lock = Lock(r, "lk", timeout=10)
+    assert lock.acquire(blocking=False)
+    token = lock.fencing_token
+    r.set("lk", "someone else")
+    with pytest.raises(LockNotOwnedError):
+        lock.extend(5)
+    # The lock is lost, but only a release says it is given up: redis-py keeps its token too.
+    assert lock.fencing_token == token
+    with pytest.raises(LockNotOwnedError):
+        lock.release()
+    assert fencing(lock) is None
+
+
+@pytest.mark.parametrize("lock_class", LOCK_CLASSES, ids=LOCK_IDS)
+@pytest.mark.parametrize("name", ["a}b", "", b"x}", "{}}", "{}x"])
+def test_a_name_with_no_room_for_a_token_is_refused_when_made(lock_class: Any, name: Any) -> None:
+    stub = Stub()
+    with pytest.raises(ValueError, match="hash tag"):
+        lock_class(stub, name)
+    with pytest.raises(ValueError, match="hash tag"):
+        Semaphore(stub, name, 1)
+    assert stub.sent == []
+    for fine in ["{a}b}", "a{b", b"lock:1", "{"]:
+        lock_class(stub, fine)
+
+
+@on_async_client
+async def test_asyncio_lock_fencing_token(r: Any, connection: Any) -> None:
+    lock = AsyncLock(connection, "lk", timeout=10)
+    assert await lock.acquire(blocking=False)
+    token = lock.fencing_token
+    assert token is not None
+    assert await lock.extend(1)
+    assert lock.fencing_token == token
+    assert await lock.reacquire()
+    assert lock.fencing_token == token
+    await lock.release()
+    assert fencing(lock) is None
+    assert await lock.acquire(blocking_timeout=1)
+    assert (lock.fencing_token or 0) > token
+    await lock.release()
+
+
+def test_semaphore_fencing_tokens(r: Any) -> None:
+    one, two = Semaphore(r, "sem", limit=2, lease=10), Semaphore(r, "sem", limit=2, lease=10)
+    assert one.acquire(blocking=False)
+    assert two.acquire(blocking=False)
+    assert one.fencing_token is not None
+    assert two.fencing_token is not None
+    assert two.fencing_token > one.fencing_token
+    token = one.fencing_token
+    one.renew()
+    assert one.fencing_token == token
+    one.release()
+    assert fencing(one) is None
+    assert one.acquire()
+    assert (one.fencing_token or 0) > (two.fencing_token or 0)
+    # A permit lost to its lease takes its token with it.
+    lost = two.token or b""
+    r.zrem("sem", lost)
+    with pytest.raises(LockNotOwnedError):
+        two.renew()
+    assert fencing(two) is None
+    one.release()
+    # The key's latest token stays until its lease ends (a grant after mints above it); the
+    # released holder's own goes with its release, the lost one's at the end of its lease.
+    assert fence_keys(r) == sorted([b"{sem}\0goblin:fence\0sem", b"{sem}\0goblin:fence\0sem\0" + lost])
+    assert all(0 < r.pttl(key) <= 10_000 for key in fence_keys(r))
+
+
+@on_async_client
+async def test_asyncio_semaphore_fencing_tokens(r: Any, connection: Any) -> None:
+    one, two = (
+        AsyncSemaphore(connection, "sem", limit=1, lease=10),
+        AsyncSemaphore(connection, "sem", limit=1, lease=10),
+    )
+    assert await one.acquire()
+    token = one.fencing_token or 0
+    await one.renew()
+    assert one.fencing_token == token
+    waiter = asyncio.ensure_future(two.acquire(blocking_timeout=5))
+    await asyncio.sleep(0.05)
+    await one.release()
+    assert fencing(one) is None
+    assert await waiter
+    assert (two.fencing_token or 0) > token
+    await two.release()
+    assert fencing(two) is None

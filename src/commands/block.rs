@@ -11,7 +11,7 @@
 
 use goblin_core::waitlist::Want;
 
-use super::lock::{lock_lease_ms, take_now, LockArgs};
+use super::lock::{fence_option, lock_lease_ms, take_now, LockArgs};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
@@ -43,6 +43,10 @@ impl Command for GoblinBlock {
             ArgDoc::string(c"token"),
             ArgDoc::integer(c"milliseconds"),
             ArgDoc::double(c"timeout"),
+            ArgDoc::pure_token(c"fence", "FENCE")
+                .since(c"0.4.0")
+                .summary(c"Reply the grant's fencing token instead of OK.")
+                .optional(),
         ],
         stats: &STATS,
         info_name: "block",
@@ -56,9 +60,14 @@ impl Command for GoblinBlock {
         let (key, token) = (args.next()?, args.next()?);
         let ms = lock_lease_ms(args.next()?)?;
         let timeout_ms = args.next()?.to_timeout_ms()?;
-        args.finish()?;
+        let fence = fence_option(key, args.rest())?;
         Ok(BlockArgs {
-            lock: LockArgs { key, token, ms },
+            lock: LockArgs {
+                key,
+                token,
+                ms,
+                fence,
+            },
             timeout_ms,
         })
     }
@@ -79,6 +88,7 @@ impl Command for GoblinBlock {
         let want = Want::Lock {
             token: args.lock.token.as_bytes().to_vec(),
             ms: args.lock.ms,
+            fence: args.lock.fence,
         };
         if !waiting::wait(ctx, args.lock.key, want, args.timeout_ms) {
             return Ok(Reply::Null);

@@ -14,8 +14,9 @@ use goblin_core::clock::Now;
 use goblin_core::waitlist::Want;
 use goblin_core::zwindow;
 
-use super::zwindow::{permit_count, permit_members, step, twins};
+use super::zwindow::{lease_reply, permit_count, permit_members, step, twins};
 use crate::error::CommandError;
+use crate::fencing::{self, Fence, Holder};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
@@ -35,6 +36,8 @@ pub struct BzwindowArgs<'call> {
     timeout_ms: i64,
     /// `PERMITS n`: `n` slots at once (1 without it).
     permits: usize,
+    /// `FENCE`: reply the grant's fencing token.
+    fence: bool,
 }
 
 impl Command for GoblinBzwindow {
@@ -54,7 +57,12 @@ impl Command for GoblinBzwindow {
             ArgDoc::double(c"timeout"),
             ArgDoc::integer(c"permits")
                 .token("PERMITS")
+                .since(c"0.4.0")
                 .summary(c"Wait for permits slots at once, all or nothing: member and its numbered twins.")
+                .optional(),
+            ArgDoc::pure_token(c"fence", "FENCE")
+                .since(c"0.4.0")
+                .summary(c"Reply the grant's fencing token instead of 1.")
                 .optional(),
         ],
         stats: &STATS,
@@ -71,11 +79,23 @@ impl Command for GoblinBzwindow {
         let limit = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
         let member = args.next()?;
         let timeout_ms = args.next()?.to_timeout_ms()?;
-        let permits = match args.rest() {
-            [] => 1,
-            [option, value] if option.is("PERMITS") => permit_count(*value)?,
-            _ => return Err(CommandError::Syntax),
-        };
+        let (mut permits, mut fence) = (None, false);
+        let mut options = args.rest().iter();
+        // Each option once, in either order.
+        while let Some(option) = options.next() {
+            if option.is("FENCE") && !fence {
+                fencing::nameable(key)?;
+                fence = true;
+                continue;
+            }
+            match options.next() {
+                Some(value) if option.is("PERMITS") && permits.is_none() => {
+                    permits = Some(permit_count(*value)?)
+                }
+                _ => return Err(CommandError::Syntax),
+            }
+        }
+        let permits = permits.unwrap_or(1);
         Ok(BzwindowArgs {
             key,
             window,
@@ -83,6 +103,7 @@ impl Command for GoblinBzwindow {
             member,
             timeout_ms,
             permits,
+            fence,
         })
     }
 
@@ -101,6 +122,7 @@ impl Command for GoblinBzwindow {
         let expiry = zwindow::expiry(args.window, now_ms)?;
         let now = Now::Server.resolve(now_ms);
         let cutoff = zwindow::cutoff(now, args.window);
+        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
         let twins = twins(ctx, args.member, args.permits);
         let members = permit_members(args.member, &twins);
         let admission = step(
@@ -109,7 +131,7 @@ impl Command for GoblinBzwindow {
         drop(key);
         if admission.granted() {
             GRANTED.add(1);
-            return Ok(Reply::Int(1));
+            return Ok(lease_reply(ctx, fence.as_ref(), admission, expiry));
         }
         if ctx.placement().no_blocking {
             return Ok(Reply::Null);
@@ -119,6 +141,7 @@ impl Command for GoblinBzwindow {
             window: args.window,
             limit: args.limit,
             permits: args.permits,
+            fence: args.fence,
         };
         if !waiting::wait(ctx, args.key, want, args.timeout_ms) {
             return Ok(Reply::Null);

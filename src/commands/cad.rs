@@ -5,6 +5,7 @@
 use super::zwindow::{permit_count, permit_members, twins};
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
+use crate::fencing;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
@@ -37,6 +38,7 @@ impl Command for GoblinCad {
             ArgDoc::string(c"value"),
             ArgDoc::integer(c"permits")
                 .token("PERMITS")
+                .since(c"0.4.0")
                 .summary(c"Give back the permits slots of a holder of several: value and its numbered twins.")
                 .optional(),
         ],
@@ -76,7 +78,12 @@ impl Command for GoblinCad {
             KeyKind::SortedSet => {
                 let twins = twins(ctx, args.value, args.permits);
                 let members = permit_members(args.value, &twins);
-                effects::release_members(ctx, &mut key, &members)
+                let released = effects::release_members(ctx, &mut key, &members);
+                if released {
+                    // A lease's holder took its fencing token with it (`FENCE`): it goes too.
+                    fencing::lease_released(ctx, args.key, args.value.as_bytes());
+                }
+                released
             }
             KeyKind::Other => return Err(CommandError::WrongType),
         };

@@ -10,6 +10,7 @@
 use super::lock::lease_ms;
 use crate::effects;
 use crate::error::CommandError;
+use crate::fencing::{self, Fence, Holder};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
@@ -25,6 +26,8 @@ pub struct ExtendArgs<'call> {
     token: Arg<'call>,
     ms: i64,
     replace: bool,
+    /// `FENCE`: reply the holder's fencing token, its expiry moved with the lock's.
+    fence: bool,
 }
 
 impl Command for GoblinExtend {
@@ -41,6 +44,10 @@ impl Command for GoblinExtend {
             ArgDoc::string(c"token"),
             ArgDoc::integer(c"milliseconds"),
             ArgDoc::pure_token(c"replace", "REPLACE").optional(),
+            ArgDoc::pure_token(c"fence", "FENCE")
+                .since(c"0.4.0")
+                .summary(c"Reply the holder's fencing token instead of 1.")
+                .optional(),
         ],
         stats: &STATS,
         info_name: "extend",
@@ -53,16 +60,24 @@ impl Command for GoblinExtend {
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<ExtendArgs<'call>, CommandError> {
         let (key, token) = (args.next()?, args.next()?);
         let ms = lease_ms(args.next()?)?;
-        let replace = match args.rest() {
-            [] => false,
-            [option] if option.is("REPLACE") => true,
-            _ => return Err(CommandError::Syntax),
-        };
+        let (mut replace, mut fence) = (false, false);
+        // Each option once, in either order.
+        for option in args.rest() {
+            if option.is("REPLACE") && !replace {
+                replace = true;
+            } else if option.is("FENCE") && !fence {
+                fencing::nameable(key)?;
+                fence = true;
+            } else {
+                return Err(CommandError::Syntax);
+            }
+        }
         Ok(ExtendArgs {
             key,
             token,
             ms,
             replace,
+            fence,
         })
     }
 
@@ -89,8 +104,14 @@ impl Command for GoblinExtend {
             .now_ms()
             .checked_add(ttl_ms)
             .ok_or(CommandError::InvalidExpire)?;
+        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lock(args.token))?;
         effects::expires_at(ctx, &mut key, at_ms);
         EXTENDED.add(1);
-        Ok(Reply::Int(1))
+        // The holder keeps its token (one is minted if its grant had none), and the token's
+        // expiry follows the lock's.
+        Ok(match fence {
+            Some(fence) => Reply::Int(fence.grant(ctx, true, Some(at_ms))),
+            None => Reply::Int(1),
+        })
     }
 }

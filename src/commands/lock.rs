@@ -10,6 +10,7 @@
 
 use crate::effects;
 use crate::error::CommandError;
+use crate::fencing::{self, Fence, Holder};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
@@ -25,6 +26,25 @@ pub struct LockArgs<'call> {
     pub key: Arg<'call>,
     pub token: Arg<'call>,
     pub ms: i64,
+    /// `FENCE`: reply the grant's fencing token (`crate::fencing`).
+    pub fence: bool,
+}
+
+/// A trailing `FENCE`, once, and nothing else; checked with the key, before anything is read.
+pub(crate) fn fence_option(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError> {
+    match rest {
+        [] => Ok(false),
+        [option] if option.is("FENCE") => {
+            fencing::nameable(key)?;
+            Ok(true)
+        }
+        _ => Err(CommandError::Syntax),
+    }
+}
+
+/// A grant's reply: `OK`, or its fencing token.
+pub(crate) fn granted(token: Option<i64>) -> Reply<'static> {
+    token.map_or(Reply::Status(c"OK"), Reply::Int)
 }
 
 /// The lease: milliseconds, at least 1, as SET's PX takes them.
@@ -57,28 +77,29 @@ pub(crate) fn lease_end(ctx: &Ctx, ms: i64) -> Result<Option<i64>, CommandError>
     Ok(Some(at_ms))
 }
 
-/// Takes the lock for `args.token` if nobody holds it, or if the caller holds it already;
-/// `None` (nothing written) otherwise, or an error for a key of another type. The caller has
-/// served the line first.
+/// Takes the lock for `args.token` if nobody holds it, or if the caller holds it already, with
+/// its fencing token if asked (a new one for a new holder, its own for a holder again);
+/// `None` (nothing written) otherwise, or an error for a key of another type, or a token that
+/// cannot be minted. The caller has served the line first.
 pub(crate) fn take_now(
     ctx: &Ctx,
     key: &mut Key<'_>,
     args: &LockArgs<'_>,
 ) -> Result<Option<Reply<'static>>, CommandError> {
     let at_ms = lease_end(ctx, args.ms)?;
-    let free = match key.kind() {
+    let renewal = match key.kind() {
         // Served first (`waiting::serve_first`): a free key has nobody waiting for it who
         // could take it.
-        KeyKind::Empty => true,
-        // Its holder, again: the lease starts over.
-        KeyKind::String => key.string() == Some(args.token.as_bytes()),
+        KeyKind::Empty => false,
+        // Its holder, again: the lease starts over, and it keeps its fencing token.
+        KeyKind::String if key.string() == Some(args.token.as_bytes()) => true,
+        KeyKind::String => return Ok(None),
         KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
     };
-    if !free {
-        return Ok(None);
-    }
+    let fence = Fence::asked(ctx, args.fence, args.key, Holder::lock(args.token))?;
     effects::lock_taken(ctx, key, args.token.as_bytes(), at_ms);
-    Ok(Some(Reply::Status(c"OK")))
+    let token = fence.map(|fence| fence.grant(ctx, renewal, at_ms));
+    Ok(Some(granted(token)))
 }
 
 impl Command for GoblinLock {
@@ -94,6 +115,10 @@ impl Command for GoblinLock {
             ArgDoc::key(c"key"),
             ArgDoc::string(c"token"),
             ArgDoc::integer(c"milliseconds"),
+            ArgDoc::pure_token(c"fence", "FENCE")
+                .since(c"0.4.0")
+                .summary(c"Reply the grant's fencing token instead of OK.")
+                .optional(),
         ],
         stats: &STATS,
         info_name: "lock",
@@ -106,8 +131,13 @@ impl Command for GoblinLock {
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<LockArgs<'call>, CommandError> {
         let (key, token) = (args.next()?, args.next()?);
         let ms = lock_lease_ms(args.next()?)?;
-        args.finish()?;
-        Ok(LockArgs { key, token, ms })
+        let fence = fence_option(key, args.rest())?;
+        Ok(LockArgs {
+            key,
+            token,
+            ms,
+            fence,
+        })
     }
 
     fn run<'call>(ctx: &'call Ctx, args: LockArgs<'call>) -> Result<Reply<'call>, CommandError> {

@@ -14,7 +14,9 @@ use goblin_core::zwindow::cost;
 use goblin_core::zwindow::{self, Admission, WindowExpiry};
 
 use crate::effects;
-use crate::error::{zwindow::NOT_COST_ENTRIES, CommandError};
+use crate::error::zwindow::{NOT_COST_ENTRIES, TOO_MANY_PERMITS};
+use crate::error::CommandError;
+use crate::fencing::{self, Fence, Holder};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use smallvec::SmallVec;
@@ -48,6 +50,8 @@ pub struct ZwindowArgs<'call> {
     renew_only: bool,
     /// `PERMITS n`: a holder of `n` slots (1 without it).
     permits: usize,
+    /// `FENCE`: reply a grant's fencing token (`crate::fencing`).
+    fence: bool,
 }
 
 impl Command for GoblinZwindow {
@@ -77,7 +81,12 @@ impl Command for GoblinZwindow {
                 .optional(),
             ArgDoc::integer(c"permits")
                 .token("PERMITS")
+                .since(c"0.4.0")
                 .summary(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins.")
+                .optional(),
+            ArgDoc::pure_token(c"fence", "FENCE")
+                .since(c"0.4.0")
+                .summary(c"Reply a grant's fencing token instead of 1.")
                 .optional(),
         ],
         stats: &STATS,
@@ -105,18 +114,27 @@ impl Command for GoblinZwindow {
         );
         let (now, window) = (now.to_now()?, window.to_finite_f64()?);
         let limit = limit.to_i64().ok_or(CommandError::NotInteger)?;
-        let (mut cost, mut renew_only, mut permits) = (None, false, None);
+        let (mut cost, mut renew_only, mut permits, mut fence) = (None, false, None, false);
         let mut options = args.rest().iter();
-        // Each option once; COST (units of a rate limiter) goes with neither XX nor PERMITS
-        // (slots of a lease).
+        // Each option once; COST (units of a rate limiter) goes with none of XX, PERMITS and
+        // FENCE (of a lease).
         while let Some(option) = options.next() {
             if option.is("XX") && !renew_only && cost.is_none() {
                 renew_only = true;
                 continue;
             }
+            if option.is("FENCE") && !fence && cost.is_none() {
+                fencing::nameable(key)?;
+                fence = true;
+                continue;
+            }
             match options.next() {
                 Some(value)
-                    if option.is("COST") && cost.is_none() && !renew_only && permits.is_none() =>
+                    if option.is("COST")
+                        && cost.is_none()
+                        && !renew_only
+                        && permits.is_none()
+                        && !fence =>
                 {
                     cost = Some(value.to_count()?)
                 }
@@ -135,6 +153,7 @@ impl Command for GoblinZwindow {
             cost,
             renew_only,
             permits: permits.unwrap_or(1),
+            fence,
         })
     }
 
@@ -158,6 +177,7 @@ impl Command for GoblinZwindow {
             COSTED.add(1);
             return costed(ctx, &mut key, &args, cost, now, cutoff, expiry);
         }
+        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
         let twins = twins(ctx, args.member, args.permits);
         let members = permit_members(args.member, &twins);
         let admission = step(
@@ -170,14 +190,40 @@ impl Command for GoblinZwindow {
             !args.renew_only,
             expiry,
         );
-        Ok(Reply::Int(i64::from(admission.granted())))
+        Ok(lease_reply(ctx, fence.as_ref(), admission, expiry))
+    }
+}
+
+/// A lease call's reply: 1 granted, 0 refused; with FENCE, a grant's token instead of 1 (its
+/// own, kept, for a holder renewing), kept until the lease ends.
+pub(crate) fn lease_reply(
+    ctx: &Ctx,
+    fence: Option<&Fence<'_, '_>>,
+    admission: Admission,
+    expiry: WindowExpiry,
+) -> Reply<'static> {
+    match (fence, admission) {
+        (_, Admission::Rejected) => Reply::Int(0),
+        (None, _) => Reply::Int(1),
+        (Some(fence), admission) => {
+            let renewal = matches!(admission, Admission::Refreshed(_));
+            let at_ms = match expiry {
+                WindowExpiry::At(at_ms) => Some(at_ms),
+                // A window of 0 or less keeps nothing: its grant is gone as it is made.
+                WindowExpiry::Immediately => return Reply::Int(fence.mint(ctx)),
+            };
+            Reply::Int(fence.grant(ctx, renewal, at_ms))
+        }
     }
 }
 
 /// `PERMITS n`: at least 1, as COST's count.
 pub(crate) fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
     let n = arg.to_count()?;
-    usize::try_from(n).map_err(|_| CommandError::NotInteger)
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= zwindow::MOST_PERMITS)
+        .ok_or(TOO_MANY_PERMITS)
 }
 
 /// The twins of `member` a request of `permits` slots holds beside it

@@ -182,20 +182,16 @@ fn watch_keyspace(ctx: *mut raw::RedisModuleCtx) {
 /// and the load goes on.
 pub(super) fn subscribe(ctx: *mut raw::RedisModuleCtx, handler: &'static dyn Waiting) {
     let _ = WAITING.set(handler);
-    if let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) {
-        for id in [
-            raw::REDISMODULE_EVENT_FLUSHDB,
-            raw::REDISMODULE_EVENT_SWAPDB,
-        ] {
-            let event = raw::RedisModuleEvent { id, dataver: 1 };
-            // SAFETY: as above.
-            if unsafe { subscribe(ctx, event, Some(db_callback)) } != raw::REDISMODULE_OK as c_int {
-                super::log(
-                    ctx,
-                    c"warning",
-                    "goblin: could not subscribe to FLUSHDB and SWAPDB",
-                );
-            }
+    for id in [
+        raw::REDISMODULE_EVENT_FLUSHDB,
+        raw::REDISMODULE_EVENT_SWAPDB,
+    ] {
+        if !super::subscribe(ctx, id, db_callback) {
+            super::log(
+                ctx,
+                c"warning",
+                "goblin: could not subscribe to FLUSHDB and SWAPDB",
+            );
         }
     }
 }

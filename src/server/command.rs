@@ -164,6 +164,8 @@ pub struct ArgDoc {
     /// The keyword before the value (`BYINT`), or the whole argument for a pure token.
     pub token: Option<&'static str>,
     pub summary: Option<&'static CStr>,
+    /// The Goblin release that added an argument to a command older than it.
+    pub since: Option<&'static CStr>,
     pub optional: bool,
     pub multiple: bool,
     /// The alternatives of a `OneOf`, the parts of a `Block`.
@@ -192,6 +194,7 @@ impl ArgDoc {
             kind,
             token: None,
             summary: None,
+            since: None,
             optional: false,
             multiple: false,
             children: &[],
@@ -257,6 +260,12 @@ impl ArgDoc {
     pub const fn summary(self, summary: &'static CStr) -> ArgDoc {
         ArgDoc {
             summary: Some(summary),
+            ..self
+        }
+    }
+    pub const fn since(self, release: &'static CStr) -> ArgDoc {
+        ArgDoc {
+            since: Some(release),
             ..self
         }
     }

@@ -2,12 +2,11 @@
 //! `RedisModule_Call` in any command path: read at load, and read again when `CONFIG SET`
 //! changes them (the config-change server event).
 
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use redis_module::raw;
 
-use super::api::optional_api;
 use super::probe::{call_element, Element};
 
 /// `lazyfree-lazy-expire`: whether a key deleted because its expiry has passed goes as
@@ -63,11 +62,6 @@ unsafe extern "C" fn on_config_change(
     }
 }
 
-const CONFIG_EVENT: raw::RedisModuleEvent = raw::RedisModuleEvent {
-    id: raw::REDISMODULE_EVENT_CONFIG,
-    dataver: 1,
-};
-
 /// Reads the settings and follows their changes (load time). It must be the load's last step
 /// that can fail: Redis 7.0 keeps a failed load's subscriptions after it unloads the library,
 /// and its next CONFIG SET calls into freed code. (Unsubscribing on failure is no way out: on
@@ -83,12 +77,7 @@ pub(super) fn watch(ctx: *mut raw::RedisModuleCtx) -> Result<(), String> {
              INCREX stand-in replicates a deletion at an expiry already past as DEL",
         );
     }
-    let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) else {
-        return Err("the server cannot tell modules about config changes".into());
-    };
-    // SAFETY: a load-time context and a callback that lives as long as the module.
-    let status = unsafe { subscribe(ctx, CONFIG_EVENT, Some(on_config_change)) };
-    if status != raw::REDISMODULE_OK as c_int {
+    if !super::subscribe(ctx, raw::REDISMODULE_EVENT_CONFIG, on_config_change) {
         return Err("could not subscribe to config changes".into());
     }
     Ok(())

@@ -67,6 +67,16 @@ impl Ctx {
         }
     }
 
+    /// The same clock as `now_ms`, in microseconds: the snapshot itself where the server has
+    /// it, whole milliseconds on Redis 7.0.
+    pub fn now_us(&self) -> i64 {
+        match optional_api!(RedisModule_CachedMicroseconds) {
+            // SAFETY: no arguments; returns the server's cached time.
+            Some(cached_us) => unsafe { cached_us() },
+            None => self.now_ms().saturating_mul(1000),
+        }
+    }
+
     /// Opens `name` for reading and writing, as the server's writing commands look their key
     /// up (no hit or miss counted). Opening does not create the key.
     pub fn open_key<'call>(&'call self, name: Arg<'call>) -> Key<'call> {

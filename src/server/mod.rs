@@ -37,6 +37,7 @@ pub mod command;
 mod config;
 mod ctx;
 mod entry;
+mod fence;
 mod host;
 mod info;
 mod keys;
@@ -54,6 +55,7 @@ pub use blocking::{Blocked, Waiting};
 pub use config::lazyfree_lazy_expire;
 pub use ctx::{Ctx, EventClass, OwnedString, MAX_REPLICATED_ARGS};
 pub use entry::{registration, Registration};
+pub use fence::clock_behind as fence_clock_behind;
 pub use host::{host, Family};
 pub use info::InfoSection;
 pub use keys::{Key, KeyKind};
@@ -63,6 +65,25 @@ pub use register::ModuleSpec;
 pub use reply::Reply;
 
 /// Writes `message` to the server's log at `level`.
+/// A callback for a server event (`RedisModule_SubscribeToServerEvent`).
+type EventCallback = unsafe extern "C" fn(
+    *mut raw::RedisModuleCtx,
+    raw::RedisModuleEvent,
+    u64,
+    *mut std::ffi::c_void,
+);
+
+/// Subscribes `callback` to the server event `id`, at load time; whether the server took it
+/// (a server without the API takes none).
+fn subscribe(ctx: *mut raw::RedisModuleCtx, id: u64, callback: EventCallback) -> bool {
+    let Some(subscribe) = api::optional_api!(RedisModule_SubscribeToServerEvent) else {
+        return false;
+    };
+    let event = raw::RedisModuleEvent { id, dataver: 1 };
+    // SAFETY: a load-time context and a callback that lives as long as the module.
+    unsafe { subscribe(ctx, event, Some(callback)) == raw::REDISMODULE_OK as std::ffi::c_int }
+}
+
 fn log(ctx: *mut raw::RedisModuleCtx, level: &CStr, message: &str) {
     let message = module::c_message(message);
     // SAFETY: a live context, a static level and format, a NUL-terminated message.

@@ -12,7 +12,6 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use redis_module::raw;
 
-use super::api::optional_api;
 use super::probe::info_fields;
 use super::register::LoadCtx;
 use super::Arg;
@@ -24,6 +23,12 @@ struct Options {
     allow_unload: bool,
     /// `no-stand-ins`: register only the GOBLIN.* commands, none of the native stand-ins.
     stand_ins: bool,
+    /// `fence-margin-ms N`: how far ahead of the clock fencing tokens start when the server
+    /// starts or is promoted (see `super::fence`).
+    fence_margin_ms: i64,
+    /// `fence-clock-offset-ms N`: a shift of the clock fencing tokens are minted from, to test
+    /// a server whose clock is ahead or behind.
+    fence_clock_offset_ms: i64,
 }
 
 impl Default for Options {
@@ -31,6 +36,8 @@ impl Default for Options {
         Options {
             allow_unload: false,
             stand_ins: true,
+            fence_margin_ms: super::fence::DEFAULT_MARGIN_MS,
+            fence_clock_offset_ms: 0,
         }
     }
 }
@@ -38,14 +45,34 @@ impl Default for Options {
 impl Options {
     fn parse<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Result<Options, String> {
         let mut options = Options::default();
-        for arg in args {
+        let mut args = args.into_iter();
+        let milliseconds = |name: &str, value: Option<&[u8]>, least: i64| {
+            let value = value.ok_or_else(|| format!("module argument {name} needs a value"))?;
+            std::str::from_utf8(value)
+                .ok()
+                .and_then(|text| text.parse::<i64>().ok())
+                .filter(|ms| *ms >= least && ms.unsigned_abs() < 1 << 40)
+                .ok_or_else(|| {
+                    format!(
+                        "module argument {name}: {:?} is not a number of milliseconds of at least {least}",
+                        String::from_utf8_lossy(value)
+                    )
+                })
+        };
+        while let Some(arg) = args.next() {
             if arg.eq_ignore_ascii_case(b"allow-unload") {
                 options.allow_unload = true;
             } else if arg.eq_ignore_ascii_case(b"no-stand-ins") {
                 options.stand_ins = false;
+            } else if arg.eq_ignore_ascii_case(b"fence-margin-ms") {
+                options.fence_margin_ms = milliseconds("fence-margin-ms", args.next(), 0)?;
+            } else if arg.eq_ignore_ascii_case(b"fence-clock-offset-ms") {
+                options.fence_clock_offset_ms =
+                    milliseconds("fence-clock-offset-ms", args.next(), -(1 << 40))?;
             } else {
                 return Err(format!(
-                    "unknown module argument {:?} (Goblin knows allow-unload and no-stand-ins)",
+                    "unknown module argument {:?} (Goblin knows allow-unload, no-stand-ins, \
+                     fence-margin-ms N and fence-clock-offset-ms N)",
                     String::from_utf8_lossy(arg)
                 ));
             }
@@ -116,6 +143,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         super::config::watch(ctx)?;
         super::blocking::subscribe(ctx, module.waiting);
         follow_shutdown(ctx);
+        super::fence::start(ctx, options.fence_margin_ms, options.fence_clock_offset_ms);
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
         // After every call the load makes (`watch` reads CONFIG), which the server counts.
         LOADED_AT_COMMAND.store(commands_processed(ctx).unwrap_or(-1), Ordering::Relaxed);
@@ -149,15 +177,7 @@ unsafe extern "C" fn on_shutdown(
 /// Follows the server's shutdown, so that its unload at exit is not refused (and logged as a
 /// failure). Load time, among the last steps, which cannot fail it: a refusal is logged.
 fn follow_shutdown(ctx: *mut raw::RedisModuleCtx) {
-    let Some(subscribe) = optional_api!(RedisModule_SubscribeToServerEvent) else {
-        return;
-    };
-    let event = raw::RedisModuleEvent {
-        id: raw::REDISMODULE_EVENT_SHUTDOWN,
-        dataver: 1,
-    };
-    // SAFETY: a load-time context and a callback that lives as long as the module.
-    if unsafe { subscribe(ctx, event, Some(on_shutdown)) } != raw::REDISMODULE_OK as c_int {
+    if !super::subscribe(ctx, raw::REDISMODULE_EVENT_SHUTDOWN, on_shutdown) {
         super::log(
             ctx,
             c"warning",
@@ -235,6 +255,25 @@ mod tests {
         assert!(Options::parse([]).unwrap().stand_ins);
         for arg in [&b"no-stand-ins"[..], b"NO-STAND-INS"] {
             assert!(!Options::parse([arg]).unwrap().stand_ins);
+        }
+    }
+
+    #[test]
+    fn fence_settings_take_milliseconds() {
+        let options = Options::parse([&b"fence-margin-ms"[..], b"2500"]).unwrap();
+        assert_eq!(options.fence_margin_ms, 2500);
+        let options =
+            Options::parse([&b"FENCE-CLOCK-OFFSET-MS"[..], b"-3000", b"allow-unload"]).unwrap();
+        assert_eq!(
+            (options.fence_clock_offset_ms, options.allow_unload),
+            (-3000, true)
+        );
+        for bad in [
+            &[&b"fence-margin-ms"[..]][..],
+            &[b"fence-margin-ms", b"-1"],
+            &[b"fence-margin-ms", b"1.5"],
+        ] {
+            assert!(Options::parse(bad.iter().copied()).is_err(), "{bad:?}");
         }
     }
 

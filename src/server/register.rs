@@ -110,6 +110,7 @@ fn raw_args(docs: &[ArgDoc], arena: &mut Arena) -> *mut raw::RedisModuleCommandA
                 Some(Err(_)) | None => ptr::null(),
             };
             arg.summary = doc.summary.map_or(ptr::null(), CStr::as_ptr);
+            arg.since = doc.since.map_or(ptr::null(), CStr::as_ptr);
             let mut flags = 0;
             if doc.optional {
                 flags |= raw::REDISMODULE_CMD_ARG_OPTIONAL;

@@ -30,8 +30,8 @@ pub enum Reply<'call> {
     Ints(smallvec::SmallVec<[i64; 8]>),
     /// Nothing now: the client is blocked, and the server replies when it is woken.
     Blocked,
-    /// An error reply, its code first: one the server would give, for a waiter's reply.
-    Error(&'static std::ffi::CStr),
+    /// An error reply, for a waiter's reply (a command's own errors are its `Err`).
+    Error(crate::error::CommandError),
 }
 
 impl Reply<'_> {
@@ -64,7 +64,9 @@ impl Reply<'_> {
                 }
                 Reply::LongDouble(value) => value.reply(ctx),
                 Reply::Blocked => {}
-                Reply::Error(text) => {
+                Reply::Error(error) => {
+                    let text = std::ffi::CString::new(error.reply_text("").into_owned())
+                        .unwrap_or_default();
                     api!(RedisModule_ReplyWithError)(ctx, text.as_ptr());
                 }
                 Reply::Ints(items) => {

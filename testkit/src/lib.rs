@@ -49,6 +49,8 @@ use std::time::{Duration, Instant};
 pub mod resp;
 pub use resp::{Conn, Reply};
 
+pub mod fenced;
+
 mod replica;
 pub use replica::{dataset, replication_errors, snapshot, KeyState};
 
@@ -188,6 +190,8 @@ pub struct ServerBuilder {
     config_file: Option<PathBuf>,
     args: Vec<String>,
     with_module: bool,
+    /// Arguments of the module's own (`loadmodule path ARGS`).
+    module_args: Vec<String>,
     dir: Option<PathBuf>,
     cluster: bool,
     replica: bool,
@@ -208,6 +212,12 @@ impl ServerBuilder {
 
     pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
         self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// The module's own arguments, after its path (`fence-margin-ms 200`).
+    pub fn module_args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        self.module_args.extend(args.into_iter().map(Into::into));
         self
     }
 
@@ -293,7 +303,8 @@ impl ServerBuilder {
                 cmd.args(["--save", "", "--appendonly", "no"]);
             }
             if self.with_module {
-                cmd.args(["--loadmodule", module_path().to_str().expect("utf-8 path")]);
+                cmd.args(["--loadmodule", module_path().to_str().expect("utf-8 path")])
+                    .args(&self.module_args);
             }
             if self.replica {
                 // The replica's first sync starts at once, not after the default delay. The
@@ -350,6 +361,7 @@ impl Server {
             args: Vec::new(),
             config_file: None,
             with_module: true,
+            module_args: Vec::new(),
             dir: None,
             cluster: false,
             replica: true,

@@ -95,6 +95,13 @@ pub const DELEX_DIGEST_LENGTH: &str = "ERR must be exactly 16 hexadecimal charac
 pub const DIGEST_ARITY: &str = "ERR wrong number of arguments for 'digest' command";
 pub const DELIFEQ_ARITY: &str = "ERR wrong number of arguments for 'delifeq' command";
 
+/// `FENCE`'s own.
+pub const FENCE_NO_SLOT_TAG: &str =
+    "ERR FENCE needs a key whose cluster slot another key can share: give it a hash tag";
+pub const FENCE_CLOCK_BEHIND: &str = "ERR FENCE: this server's clock is behind a fencing token it holds by more than fence-margin-ms; it cannot mint a larger one it could prove (check the clocks)";
+/// `PERMITS n` above 10,000, in the words of the server's range errors.
+pub const TOO_MANY_PERMITS: &str = "ERR value is out of range, value must between 1 and 10000";
+
 /// Every error text above that a command may reply with, whatever its arguments: what the
 /// argument storm accepts (besides each command's own arity and expiry errors, which name it).
 pub const ALL_ERRORS: &[&str] = &[
@@ -134,4 +141,7 @@ pub const ALL_ERRORS: &[&str] = &[
     TIMEOUT_NEGATIVE,
     TIMEOUT_NOT_A_FLOAT,
     TIMEOUT_OUT_OF_RANGE,
+    FENCE_NO_SLOT_TAG,
+    FENCE_CLOCK_BEHIND,
+    TOO_MANY_PERMITS,
 ];

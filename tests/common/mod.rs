@@ -6,6 +6,7 @@
 
 pub use goblin_testkit::*;
 
+pub mod cluster;
 mod commands;
 mod errors;
 mod rows;

@@ -37,6 +37,8 @@ pub enum Expect {
     Array(&'static [Expect]),
     /// Any reply: a field that depends on the clock (a TTL in milliseconds).
     Any,
+    /// A fencing token (`FENCE`): an integer, a time in microseconds since 2001 or later.
+    Token,
     Error(&'static str),
 }
 
@@ -50,7 +52,9 @@ impl Expect {
             Expect::Bulks(texts) => Reply::Array(texts.iter().map(|text| bulk(text)).collect()),
             Expect::Null => Reply::Nil,
             Expect::Error(e) => Reply::Error(e.to_string()),
-            Expect::Array(_) | Expect::Any => unreachable!("a pattern is matched, not made"),
+            Expect::Array(_) | Expect::Any | Expect::Token => {
+                unreachable!("a pattern is matched, not made")
+            }
         }
     }
 
@@ -58,6 +62,7 @@ impl Expect {
     fn matches(&self, reply: &Reply) -> bool {
         match self {
             Expect::Any => true,
+            Expect::Token => matches!(reply, Reply::Int(token) if *token > 1_000_000_000_000_000),
             Expect::Array(items) => match reply {
                 Reply::Array(got) => {
                     got.len() == items.len() && items.iter().zip(got).all(|(e, g)| e.matches(g))
@@ -558,6 +563,10 @@ pub fn assert_rows_are_the_page_table(page: &str, rows: &[Row]) {
                     "{heading}: {situation}: the page says {reply}"
                 ),
                 Expect::Any => {}
+                Expect::Token => assert!(
+                    stated.contains("fencing token"),
+                    "{heading}: {situation}: a token, the page says {reply}"
+                ),
                 Expect::Error(e) => {
                     let stating: Vec<usize> = (0..spans.len())
                         .filter(|&n| states_error(&spans, n, e))

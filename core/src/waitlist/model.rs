@@ -36,6 +36,7 @@ pub fn serve_and_check(
                 window: waiter.window,
                 limit: waiter.limit,
                 permits: waiter.permits,
+                fence: false,
             };
             assert!(want.can_be_granted(), "{waiter:?}");
             lists.join(0, b"k", want)
@@ -70,6 +71,7 @@ pub fn serve_and_check(
                         }
                     }
                     State::OutOfMemory => assert!(out_of_memory, "{plan:?}"),
+                    State::ClockBehind => panic!("the plan mints no token: {plan:?}"),
                     State::Waiting => panic!("served as waiting: {plan:?}"),
                 }
             }

@@ -386,6 +386,7 @@ mod tests {
                     window,
                     limit: 1,
                     permits: 1,
+                    fence: false,
                 },
             );
         }

@@ -365,16 +365,29 @@ def wait_argument(seconds: float) -> str:
     return f"{max(seconds, SHORTEST_WAIT):.6f}"
 
 
+def fenceable(key: bytes) -> bool:
+    """Whether the server can keep a fencing token beside ``key`` (in its cluster slot): the
+    key has a hash tag (``{...}``, not empty), or is not empty and holds no ``}``."""
+    opening = key.find(b"{")
+    if opening >= 0:
+        closing = key.find(b"}", opening + 1)
+        if closing > opening + 1:
+            return True
+    return bool(key) and b"}" not in key
+
+
 def lock(key: Key, token: bytes, timeout: float | None) -> Command:
-    """``GOBLIN.LOCK key token ms``: ``SET NX PX`` that never passes a caller waiting in line."""
-    return ("GOBLIN.LOCK", key, token, lease_ms(timeout))
+    """``GOBLIN.LOCK key token ms FENCE``: ``SET NX PX`` that never passes a caller waiting in
+    line, replying the grant's fencing token."""
+    return ("GOBLIN.LOCK", key, token, lease_ms(timeout), "FENCE")
 
 
 def block(key: Key, token: bytes, timeout: float | None, wait: float) -> Command:
-    """``GOBLIN.BLOCK key token ms wait``: waits in the server's line, up to ``wait`` seconds,
-    and holds the lock the moment it is released or expires. Sent again with the same token,
-    it keeps the caller's place (the holder's own token re-arms)."""
-    return ("GOBLIN.BLOCK", key, token, lease_ms(timeout), wait_argument(wait))
+    """``GOBLIN.BLOCK key token ms wait FENCE``: waits in the server's line, up to ``wait``
+    seconds, and holds the lock the moment it is released or expires. Sent again with the same
+    token, it keeps the caller's place (the holder's own token re-arms, and keeps its fencing
+    token)."""
+    return ("GOBLIN.BLOCK", key, token, lease_ms(timeout), wait_argument(wait), "FENCE")
 
 
 def cad(key: Key, token: str | bytes) -> Command:
@@ -383,31 +396,40 @@ def cad(key: Key, token: str | bytes) -> Command:
 
 
 def extend(key: Key, token: str | bytes, ms: int, replace: bool) -> Command:
-    """``GOBLIN.EXTEND key token ms [REPLACE]``: ``ms`` more on the lease of the lock ``token``
-    holds, or, with ``replace``, the lease from now. A time that is not positive is the server's
-    error: an extend never deletes the lock."""
-    return ("GOBLIN.EXTEND", key, token, ms, "REPLACE") if replace else ("GOBLIN.EXTEND", key, token, ms)
+    """``GOBLIN.EXTEND key token ms [REPLACE] FENCE``: ``ms`` more on the lease of the lock
+    ``token`` holds, or, with ``replace``, the lease from now, replying the holder's fencing
+    token (0: not held). A time that is not positive is the server's error: an extend never
+    deletes the lock."""
+    options = ("REPLACE", "FENCE") if replace else ("FENCE",)
+    return ("GOBLIN.EXTEND", key, token, ms, *options)
 
 
-def granted(reply: object) -> bool:
-    """``GOBLIN.LOCK`` / ``GOBLIN.BLOCK``'s reply: OK (in any protocol or decoding) or nil."""
-    return reply is not None and reply is not False
+def fencing_token(reply: object) -> int | None:
+    """A grant's fencing token: ``GOBLIN.LOCK`` / ``GOBLIN.BLOCK``'s (nil: not granted),
+    ``GOBLIN.ZWINDOW``'s (0: refused), ``GOBLIN.BZWINDOW``'s (nil), or ``GOBLIN.EXTEND``'s (0:
+    not held), all with ``FENCE``. None where nothing was granted."""
+    if reply is None:
+        return None
+    token = as_int(reply)
+    return token if token > 0 else None
 
 
 def permit(key: Key, lease: float, limit: int, member: bytes) -> Command:
-    """``GOBLIN.ZWINDOW key * lease limit member``: a semaphore's permit, refused while anyone
-    waits in line."""
-    return ("GOBLIN.ZWINDOW", key, "*", repr(lease), limit, member)
+    """``GOBLIN.ZWINDOW key * lease limit member FENCE``: a semaphore's permit, refused while
+    anyone waits in line, replying its fencing token (0: refused)."""
+    return ("GOBLIN.ZWINDOW", key, "*", repr(lease), limit, member, "FENCE")
 
 
 def renewal(key: Key, lease: float, limit: int, member: bytes) -> Command:
-    """``GOBLIN.ZWINDOW ... XX``: the permit's lease starts over; it never admits."""
-    return (*permit(key, lease, limit, member), "XX")
+    """``GOBLIN.ZWINDOW ... XX FENCE``: the permit's lease starts over, its fencing token kept;
+    it never admits."""
+    return ("GOBLIN.ZWINDOW", key, "*", repr(lease), limit, member, "XX", "FENCE")
 
 
 def bzwindow(key: Key, lease: float, limit: int, member: bytes, wait: float) -> Command:
-    """``GOBLIN.BZWINDOW key lease limit member wait``: waits in line for a permit."""
-    return ("GOBLIN.BZWINDOW", key, repr(lease), limit, member, wait_argument(wait))
+    """``GOBLIN.BZWINDOW key lease limit member wait FENCE``: waits in line for a permit,
+    replying its fencing token (nil: the wait ended)."""
+    return ("GOBLIN.BZWINDOW", key, repr(lease), limit, member, wait_argument(wait), "FENCE")
 
 
 # --------------------------------------------------------------------------- policy sets

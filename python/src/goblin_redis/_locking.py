@@ -139,13 +139,12 @@ def never() -> bool:
 class Claim:
     """What taking one lock or permit sends: ``once``, the attempt that does not wait;
     ``waiting(seconds)``, the one that waits in the server's line that long at most; and
-    ``give_back``, the release of what a cancelled waiter was granted meanwhile. ``granted``
-    reads the reply of either attempt."""
+    ``give_back``, the release of what a cancelled waiter was granted meanwhile. Either
+    attempt's reply is the grant's fencing token, or says nothing was granted."""
 
     once: Command
     waiting: Callable[[float], Command]
     give_back: Command
-    granted: Callable[[object], bool]
 
 
 def take(
@@ -154,9 +153,9 @@ def take(
     blocking_timeout: float | None,
     slice_length: float,
     cancelled: Callable[[], bool] = never,
-) -> Plan[bool]:
-    """Taking a lock or a permit, planned; True once held. Not blocking (or a
-    ``blocking_timeout`` of 0 or less): ``claim.once`` alone. Blocking: ``claim.waiting`` in
+) -> Plan[int | None]:
+    """Taking a lock or a permit, planned: the grant's fencing token once held, None if it
+    was not. Not blocking (or a ``blocking_timeout`` of 0 or less): ``claim.once`` alone. Blocking: ``claim.waiting`` in
     slices of ``slice_length`` (each re-sent with the same token keeps the caller's place, and
     gets again what a reply lost to a timeout granted), until granted or ``blocking_timeout``
     seconds have passed (None: for ever), the last slice cut to the time left.
@@ -165,14 +164,14 @@ def take(
     lost on the way): then what was granted meanwhile is given back, and the wait ends in
     ``CancelledError``."""
     for command in _attempts(claim, blocking, blocking_timeout, slice_length):
-        reply = yield from send(command)
+        fencing_token = commands.fencing_token((yield from send(command)))
         if cancelled():
-            if claim.granted(reply):
+            if fencing_token is not None:
                 yield from send(claim.give_back)
             raise asyncio.CancelledError
-        if claim.granted(reply):
-            return True
-    return False
+        if fencing_token is not None:
+            return fencing_token
+    return None
 
 
 def _attempts(claim: Claim, blocking: bool, blocking_timeout: float | None, slice_length: float) -> Iterator[Command]:
@@ -231,10 +230,30 @@ class LockState(_Waiter, Protocol):
 
 def check_lock(lock: LockState) -> None:
     """The arguments of a lock's constructor that redis-py's stores unchecked, checked before
-    anything is sent: ``timeout``, ``sleep`` and ``blocking_timeout``."""
+    anything is sent: ``timeout``, ``sleep`` and ``blocking_timeout``; and the name, which must
+    have room for a fencing token beside it."""
     check_timeout(lock.timeout)
     check_sleep(lock.sleep)
     check_blocking_timeout(lock.blocking_timeout)
+    check_fenceable(lock.name)
+
+
+def check_fenceable(name: object) -> None:
+    """A lock's or semaphore's name, which the server keeps a fencing token beside in the same
+    cluster slot: one with a ``}`` needs a hash tag (``{...}``) for it. (A str name is read as
+    UTF-8: a ``}`` is the same byte in any ASCII-compatible encoding.)"""
+    key = name.encode() if isinstance(name, str) else bytes(cast(Any, name))
+    if not commands.fenceable(key):
+        raise ValueError(
+            f"a lock's name needs a hash tag ({{...}}) when it holds a '}}', and cannot be empty: "
+            f"the server keeps its fencing token beside it, in its cluster slot; not {name!r}"
+        )
+
+
+def fencing_token(lock: LockState) -> int | None:
+    """The fencing token of the lock's holder, as this thread (or, without ``thread_local``, this
+    lock) holds it: its grant's, kept by extends, None once released (or never held)."""
+    return cast(int | None, getattr(lock.local, "fencing_token", None))
 
 
 def _lock_claim(lock: LockState, token: bytes) -> Claim:
@@ -243,7 +262,6 @@ def _lock_claim(lock: LockState, token: bytes) -> Claim:
         once=commands.lock(name, token, timeout),
         waiting=lambda wait: commands.block(name, token, timeout, wait),
         give_back=commands.cad(name, token),
-        granted=commands.granted,
     )
 
 
@@ -255,22 +273,32 @@ def acquiring(
     cancelled: Callable[[], bool] = never,
 ) -> Plan[bool]:
     """``Lock.acquire``: a fresh token (or the caller's), the lock's own ``blocking`` and
-    ``blocking_timeout`` where None; the token is the lock's once it holds."""
+    ``blocking_timeout`` where None; the token, and the grant's fencing token, are the lock's
+    once it holds."""
     held = new_token() if token is None else encoded(lock.redis, token)
     wait, timeout = _waiting(lock, blocking, blocking_timeout)
-    if (yield from take(_lock_claim(lock, held), wait, timeout, slice_length(lock.redis), cancelled)):
-        lock.local.token = held
-        return True
-    return False
+    fencing = yield from take(_lock_claim(lock, held), wait, timeout, slice_length(lock.redis), cancelled)
+    if fencing is None:
+        return False
+    lock.local.token = held
+    lock.local.fencing_token = fencing
+    return True
 
 
 def attempting(lock: LockState, token: str | bytes) -> Plan[bool]:
-    """``Lock.do_acquire``: one attempt that does not wait (``GOBLIN.LOCK``)."""
-    return take(_lock_claim(lock, encoded(lock.redis, token)), False, None, LONGEST_SLICE)
+    """``Lock.do_acquire``: one attempt that does not wait (``GOBLIN.LOCK``); its fencing
+    token is the lock's if it holds."""
+    fencing = yield from take(_lock_claim(lock, encoded(lock.redis, token)), False, None, LONGEST_SLICE)
+    if fencing is None:
+        return False
+    lock.local.fencing_token = fencing
+    return True
 
 
 def releasing(lock: LockState, token: str | bytes) -> Plan[None]:
-    """``Lock.do_release``: ``GOBLIN.CAD``."""
+    """``Lock.do_release``: ``GOBLIN.CAD``. The fencing token is forgotten either way: the
+    lock is no longer held."""
+    lock.local.fencing_token = None
     if not commands.as_int((yield from send(commands.cad(lock.name, token)))):
         raise not_owned("Cannot release a lock that's no longer owned", lock.name)
 
@@ -287,8 +315,11 @@ def reacquiring(lock: LockState) -> Plan[Literal[True]]:
 
 
 def _extending(lock: LockState, ms: int, replace: bool, what: str) -> Plan[Literal[True]]:
-    if not commands.as_int((yield from send(commands.extend(lock.name, lock.local.token, ms, replace)))):
+    """``GOBLIN.EXTEND``: the holder keeps its fencing token (the server replies it)."""
+    fencing = commands.fencing_token((yield from send(commands.extend(lock.name, lock.local.token, ms, replace))))
+    if fencing is None:
         raise not_owned(f"Cannot {what} a lock that's no longer owned", lock.name)
+    lock.local.fencing_token = fencing
     return True
 
 
@@ -322,8 +353,12 @@ class Permits:
         self.lease = check_lease(lease)
         self.blocking = blocking
         self.blocking_timeout = check_blocking_timeout(blocking_timeout)
+        check_fenceable(name)
         #: The member this holder's permit is recorded as, while it holds one.
         self.token: bytes | None = None
+        #: The fencing token of this holder's permit, while it holds one: its grant's, kept by
+        #: renewals, None once released or lost.
+        self.fencing_token: int | None = None
 
     def _claim(self, member: bytes) -> Claim:
         name, lease, limit = self.name, self.lease, self.limit
@@ -331,7 +366,6 @@ class Permits:
             once=commands.permit(name, lease, limit, member),
             waiting=lambda wait: commands.bzwindow(name, lease, limit, member, wait),
             give_back=commands.cad(name, member),
-            granted=commands.admitted,
         )
 
     def _acquiring(
@@ -345,17 +379,21 @@ class Permits:
             raise lock_error("This semaphore object already holds a permit", self.name)
         member = new_token()
         wait, timeout = _waiting(self, blocking, blocking_timeout)
-        if (yield from take(self._claim(member), wait, timeout, slice_length(self.redis), cancelled)):
-            self.token = member
-            return True
-        return False
+        fencing = yield from take(self._claim(member), wait, timeout, slice_length(self.redis), cancelled)
+        if fencing is None:
+            return False
+        self.token, self.fencing_token = member, fencing
+        return True
 
     def _renewing(self) -> Plan[None]:
-        """``GOBLIN.ZWINDOW ... XX``; a permit found lost is no longer this object's."""
+        """``GOBLIN.ZWINDOW ... XX``, which keeps the permit's fencing token; a permit found
+        lost is no longer this object's."""
         member = self._held("renew")
-        if not commands.admitted((yield from send(commands.renewal(self.name, self.lease, self.limit, member)))):
-            self.token = None
+        fencing = commands.fencing_token((yield from send(commands.renewal(self.name, self.lease, self.limit, member))))
+        if fencing is None:
+            self.token = self.fencing_token = None
             raise not_owned("Cannot renew a permit that's no longer held", self.name)
+        self.fencing_token = fencing
 
     def _releasing(self) -> Plan[None]:
         """``GOBLIN.CAD key member``. The member is forgotten once the server has answered (if
@@ -363,7 +401,7 @@ class Permits:
         again, as redis-py's asyncio Lock keeps its token)."""
         member = self._held("release")
         released = commands.as_int((yield from send(commands.cad(self.name, member))))
-        self.token = None
+        self.token = self.fencing_token = None
         if not released:
             raise not_owned("Cannot release a permit that's no longer held", self.name)
 

@@ -13,14 +13,16 @@ Every operation is one Goblin command, with no Lua and no client sleep loop::
 =============================  =======================================================
 redis-py's ``Lock``            :class:`Lock`
 =============================  =======================================================
-``acquire(blocking=False)``    ``GOBLIN.LOCK key token ms`` (``SET NX PX`` that never
-                               passes a waiter)
-``acquire()``: ``SET NX PX``   ``GOBLIN.BLOCK key token ms timeout``: the caller waits
-and ``sleep`` in a loop        in the server's line, and holds the lock the moment it
-                               is released or expires
+``acquire(blocking=False)``    ``GOBLIN.LOCK key token ms FENCE`` (``SET NX PX`` that
+                               never passes a waiter)
+``acquire()``: ``SET NX PX``   ``GOBLIN.BLOCK key token ms timeout FENCE``: the caller
+and ``sleep`` in a loop        waits in the server's line, and holds the lock the
+                               moment it is released or expires
 ``release()``: a script        ``GOBLIN.CAD key token``
-``extend()``: a script         ``GOBLIN.EXTEND key token ms [REPLACE]``
-``reacquire()``: a script      ``GOBLIN.EXTEND key token ms REPLACE``
+``extend()``: a script         ``GOBLIN.EXTEND key token ms [REPLACE] FENCE``
+``reacquire()``: a script      ``GOBLIN.EXTEND key token ms REPLACE FENCE``
+(none)                         ``fencing_token``: the grant's, larger than every earlier
+                               grant's of the lock, for the resource to check
 =============================  =======================================================
 
 The key is the lock's name, a plain string holding the token with a PX lease, as redis-py
@@ -56,8 +58,19 @@ class Lock(redis.lock.Lock):
 
     The constructor's ``timeout`` (None or 0 for no lease, else a number of seconds below 1e12),
     ``sleep`` (a finite number, 0 or more) and ``blocking_timeout`` (None or a number, not NaN)
-    are checked when the lock is made: anything else is a ValueError, before any command.
+    are checked when the lock is made: anything else is a ValueError, before any command. So is
+    a name the server cannot keep a fencing token beside (one holding a ``}`` without a hash
+    tag, or an empty one).
     """
+
+    @property
+    def fencing_token(self) -> int | None:
+        """The fencing token of this grant: an integer larger than every earlier grant's of the
+        lock, even across a restart or a failover (see docs/fencing.md), for the resource the
+        lock guards to refuse a holder whose lease ran out. Set on acquire, kept by
+        :meth:`extend` and :meth:`reacquire`, None once released (or in a thread that does not
+        hold the lock, with ``thread_local``)."""
+        return _locking.fencing_token(self)
 
     def register_scripts(self) -> None:
         """redis-py's constructor calls this last, to register its Lua scripts: there are none

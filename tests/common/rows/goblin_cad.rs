@@ -98,6 +98,15 @@ pub const GOBLIN_CAD_ROWS: &[Row] = &[
         ],
     },
     Row {
+        situation: "`n` above 10000",
+        cases: &[case(
+            &[&["ZADD", "{}", "1", "m"]],
+            &["GOBLIN.CAD", "{}", "m", "PERMITS", "10001"],
+            Error(TOO_MANY_PERMITS),
+            Nothing,
+        )],
+    },
+    Row {
         situation: "an option other than `PERMITS`",
         cases: &[
             case(&[], &["GOBLIN.CAD", "{}", "v", "w"], Error(SYNTAX), Nothing),

@@ -4,7 +4,7 @@
 
 use super::super::*;
 use Effect::*;
-use Expect::{Error, Int, Null};
+use Expect::{Error, Int, Null, Token};
 use Value::{Members, Str};
 
 pub const GOBLIN_LOCK_PAGE: &str = "docs/commands/goblin.lock.md";
@@ -66,7 +66,49 @@ pub const GOBLIN_LOCK_ROWS: &[Row] = &[
                 Null,
                 Nothing,
             ),
+            case(
+                &[&["GOBLIN.LOCK", "{}", "a", "30000", "FENCE"]],
+                &["GOBLIN.LOCK", "{}", "t", "30000", "FENCE"],
+                Null,
+                Nothing,
+            ),
         ],
+    },
+    Row {
+        situation: "`FENCE`, key missing or holding `token`",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.LOCK", "{}", "t", "30000", "FENCE"],
+                Token,
+                Armed {
+                    value: Str("t"),
+                    ttl_ms: 30_000,
+                },
+            ),
+            case(
+                &[&["GOBLIN.LOCK", "{}", "t", "1000"]],
+                &["GOBLIN.LOCK", "{}", "t", "30000", "FENCE"],
+                Token,
+                Armed {
+                    value: Str("t"),
+                    ttl_ms: 30_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "`FENCE`, a token kept for the key ahead of the server's clock by more than `fence-margin-ms`",
+        cases: &[case(
+            &[&["SET", "{{}}\0goblin:fence\0{}", "9000000000000000000"]],
+            &["GOBLIN.LOCK", "{}", "t", "30000", "FENCE"],
+            Error(FENCE_CLOCK_BEHIND),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`FENCE` on a key holding a `}` and no hash tag",
+        cases: &[case(&[], &["GOBLIN.LOCK", "{}}", "t", "30000", "FENCE"], Error(FENCE_NO_SLOT_TAG), Nothing)],
     },
     Row {
         situation: "`milliseconds` not an integer",
@@ -107,6 +149,18 @@ pub const GOBLIN_LOCK_ROWS: &[Row] = &[
         }],
     },
     Row {
+        situation: "an option other than `FENCE`, or `FENCE` given twice",
+        cases: &[
+            case(&[], &["GOBLIN.LOCK", "{}", "t", "1", "x"], Error(SYNTAX), Nothing),
+            case(
+                &[],
+                &["GOBLIN.LOCK", "{}", "t", "1", "FENCE", "FENCE"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+        ],
+    },
+    Row {
         situation: "key holds a list, hash, sorted set, ...",
         cases: &[case(
             &[&["RPUSH", "{}", "a"]],
@@ -121,12 +175,6 @@ pub const GOBLIN_LOCK_ROWS: &[Row] = &[
             case(
                 &[],
                 &["GOBLIN.LOCK", "{}", "t"],
-                Error(GOBLIN_LOCK_ARITY),
-                Nothing,
-            ),
-            case(
-                &[],
-                &["GOBLIN.LOCK", "{}", "t", "1", "x"],
                 Error(GOBLIN_LOCK_ARITY),
                 Nothing,
             ),
@@ -158,6 +206,42 @@ pub const GOBLIN_BLOCK_ROWS: &[Row] = &[
                 ttl_ms: 30_000,
             },
         )],
+    },
+    Row {
+        situation: "`FENCE`, key missing or holding `token`",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.BLOCK", "{}", "t", "30000", "1", "FENCE"],
+                Token,
+                Armed {
+                    value: Str("t"),
+                    ttl_ms: 30_000,
+                },
+            ),
+            case(
+                &[&["GOBLIN.LOCK", "{}", "t", "1000"]],
+                &["GOBLIN.BLOCK", "{}", "t", "30000", "1", "FENCE"],
+                Token,
+                Armed {
+                    value: Str("t"),
+                    ttl_ms: 30_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "`FENCE`, a token kept for the key ahead of the server's clock by more than `fence-margin-ms`",
+        cases: &[case(
+            &[&["SET", "{{}}\0goblin:fence\0{}", "9000000000000000000"]],
+            &["GOBLIN.BLOCK", "{}", "t", "30000", "1", "FENCE"],
+            Error(FENCE_CLOCK_BEHIND),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`FENCE` on a key holding a `}` and no hash tag",
+        cases: &[case(&[], &["GOBLIN.BLOCK", "{}}", "t", "30000", "1", "FENCE"], Error(FENCE_NO_SLOT_TAG), Nothing)],
     },
     Row {
         situation: "inside MULTI or a script, the lock held",
@@ -219,6 +303,18 @@ pub const GOBLIN_BLOCK_ROWS: &[Row] = &[
             Error(GOBLIN_BLOCK_INVALID_EXPIRE),
             Nothing,
         )],
+    },
+    Row {
+        situation: "an option other than `FENCE`, or `FENCE` given twice",
+        cases: &[
+            case(&[], &["GOBLIN.BLOCK", "{}", "t", "1", "1", "x"], Error(SYNTAX), Nothing),
+            case(
+                &[],
+                &["GOBLIN.BLOCK", "{}", "t", "1", "1", "FENCE", "FENCE"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+        ],
     },
     Row {
         situation: "key holds a list, hash, sorted set, ...",
@@ -287,6 +383,63 @@ pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
         )],
     },
     Row {
+        situation: "`FENCE`, key holds `token`, with a TTL",
+        cases: &[
+            case(
+                &[&["GOBLIN.LOCK", "{}", "t", "10000", "FENCE"]],
+                &["GOBLIN.EXTEND", "{}", "t", "5000", "FENCE"],
+                Token,
+                ExtendedBy {
+                    value: Str("t"),
+                    by_ms: 5000,
+                },
+            ),
+            // A holder that took the lock without FENCE: a token of its own from now.
+            case(
+                &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
+                &["GOBLIN.EXTEND", "{}", "t", "30000", "REPLACE", "FENCE"],
+                Token,
+                Armed {
+                    value: Str("t"),
+                    ttl_ms: 30_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "`FENCE`, key holds another token, or none",
+        cases: &[
+            case(
+                &[&["GOBLIN.LOCK", "{}", "a", "10000", "FENCE"]],
+                &["GOBLIN.EXTEND", "{}", "t", "5000", "FENCE"],
+                Int(0),
+                Nothing,
+            ),
+            case(&[], &["GOBLIN.EXTEND", "{}", "t", "5000", "FENCE"], Int(0), Nothing),
+        ],
+    },
+    Row {
+        situation: "`FENCE`, a token kept for the key ahead of the server's clock by more than `fence-margin-ms`",
+        cases: &[case(
+            &[
+                &["GOBLIN.LOCK", "{}", "t", "10000"],
+                &["SET", "{{}}\0goblin:fence\0{}", "9000000000000000000"],
+            ],
+            &["GOBLIN.EXTEND", "{}", "t", "5000", "FENCE"],
+            Error(FENCE_CLOCK_BEHIND),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`FENCE` on a key holding a `}` and no hash tag",
+        cases: &[case(
+            &[],
+            &["GOBLIN.EXTEND", "{}}", "t", "5000", "FENCE"],
+            Error(FENCE_NO_SLOT_TAG),
+            Nothing,
+        )],
+    },
+    Row {
         situation: "`milliseconds` not an integer",
         cases: &[case(
             &[],
@@ -306,7 +459,7 @@ pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "an option other than `REPLACE`, or `REPLACE` given twice",
+        situation: "an option other than `REPLACE` and `FENCE`, or one given twice",
         cases: &[
             case(
                 &[],
@@ -323,6 +476,12 @@ pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
             case(
                 &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
                 &["GOBLIN.EXTEND", "{}", "t", "5000", "REPLACE", "REPLACE"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
+                &["GOBLIN.EXTEND", "{}", "t", "5000", "FENCE", "REPLACE", "FENCE"],
                 Error(SYNTAX),
                 Nothing,
             ),
@@ -418,6 +577,24 @@ pub const GOBLIN_BZWINDOW_ROWS: &[Row] = &[
         )],
     },
     Row {
+        situation: "`PERMITS n` above 10000",
+        cases: &[case(
+            &[],
+            &[
+                "GOBLIN.BZWINDOW",
+                "{}",
+                "30",
+                "20000",
+                "m",
+                "0",
+                "PERMITS",
+                "10001",
+            ],
+            Error(TOO_MANY_PERMITS),
+            Nothing,
+        )],
+    },
+    Row {
         situation: "`PERMITS n`, the window has room for `n`",
         cases: &[case(
             &[],
@@ -427,6 +604,38 @@ pub const GOBLIN_BZWINDOW_ROWS: &[Row] = &[
                 value: Members(&["m", "m\u{0}1"]),
                 ttl_ms: 30_000,
             },
+        )],
+    },
+    Row {
+        situation: "`FENCE`, and the window has room or `member` holds a slot",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.BZWINDOW", "{}", "30", "2", "m", "1", "FENCE"],
+                Token,
+                Armed {
+                    value: Members(&["m"]),
+                    ttl_ms: 30_000,
+                },
+            ),
+            case(
+                &[&["GOBLIN.ZWINDOW", "{}", "*", "10", "1", "m"]],
+                &["GOBLIN.BZWINDOW", "{}", "30", "1", "m", "1", "FENCE"],
+                Token,
+                Armed {
+                    value: Members(&["m"]),
+                    ttl_ms: 30_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "`FENCE` on a key holding a `}` and no hash tag",
+        cases: &[case(
+            &[],
+            &["GOBLIN.BZWINDOW", "{}}", "30", "2", "m", "1", "FENCE"],
+            Error(FENCE_NO_SLOT_TAG),
+            Nothing,
         )],
     },
     Row {

@@ -3,7 +3,7 @@
 
 use super::super::*;
 use Effect::*;
-use Expect::{Error, Int};
+use Expect::{Error, Int, Token};
 use Value::Zset;
 
 /// The page whose table these rows are.
@@ -232,6 +232,65 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
         )],
     },
     Row {
+        situation: "`FENCE`, and a grant (a slot taken or renewed, with `XX` or `PERMITS` too)",
+        cases: &[
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "2", "a", "FENCE"],
+                Token,
+                Armed {
+                    value: Zset(&["a", "100"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+            case(
+                &[&["GOBLIN.ZWINDOW", "{}", "100", "10", "1", "a", "FENCE"]],
+                &["GOBLIN.ZWINDOW", "{}", "101", "10", "1", "a", "XX", "FENCE"],
+                Token,
+                Armed {
+                    value: Zset(&["a", "101"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "100", "10", "3", "a", "PERMITS", "2", "FENCE"],
+                Token,
+                Armed {
+                    value: Zset(&["a", "100", "a\u{0}1", "100"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+        ],
+    },
+    Row {
+        situation: "`FENCE`, and no grant",
+        cases: &[case(
+            &[&["ZADD", "{}", "95", "a"]],
+            &["GOBLIN.ZWINDOW", "{}", "100", "10", "1", "b", "FENCE"],
+            Int(0),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`FENCE`, a token kept for the key ahead of the server's clock by more than `fence-margin-ms`",
+        cases: &[case(
+            &[&["SET", "{{}}\0goblin:fence\0{}", "9000000000000000000"]],
+            &["GOBLIN.ZWINDOW", "{}", "100", "10", "2", "a", "FENCE"],
+            Error(FENCE_CLOCK_BEHIND),
+            Nothing,
+        )],
+    },
+    Row {
+        situation: "`FENCE` on a key holding a `}` and no hash tag",
+        cases: &[case(
+            &[],
+            &["GOBLIN.ZWINDOW", "{}}", "100", "10", "2", "a", "FENCE"],
+            Error(FENCE_NO_SLOT_TAG),
+            Nothing,
+        )],
+    },
+    Row {
         situation: "`COST n`, and the units inside plus `n` fit under `limit`",
         cases: &[
             case(
@@ -344,7 +403,17 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
         ],
     },
     Row {
-        situation: "an option other than `COST`, `XX` or `PERMITS`, one given twice, `COST` with `XX` or `PERMITS`, or `COST` without a value",
+        situation: "`PERMITS n` above 10000",
+        cases: &[Case {
+            setup: &[],
+            call: &["GOBLIN.ZWINDOW", "{}", "1", "10", "20000", "m", "PERMITS", "{v}"],
+            each: &["10001", "9223372036854775807"],
+            reply: Error(TOO_MANY_PERMITS),
+            effect: Nothing,
+        }],
+    },
+    Row {
+        situation: "an option other than `COST`, `XX`, `PERMITS` or `FENCE`, one given twice, `COST` with `XX`, `PERMITS` or `FENCE`, or `COST` without a value",
         cases: &[
             case(
                 &[],
@@ -379,6 +448,24 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
             case(
                 &[],
                 &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "XX", "XX"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "FENCE", "COST", "1"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "COST", "1", "FENCE"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "1", "m", "FENCE", "FENCE"],
                 Error(SYNTAX),
                 Nothing,
             ),

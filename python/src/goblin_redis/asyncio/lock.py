@@ -54,6 +54,12 @@ class Lock(redis.asyncio.lock.Lock):
         :meth:`goblin_redis.lock.Lock.register_scripts`)."""
         _locking.check_lock(self)
 
+    @property
+    def fencing_token(self) -> int | None:
+        """:attr:`goblin_redis.lock.Lock.fencing_token`: the grant's, kept by extends, None
+        once released."""
+        return _locking.fencing_token(self)
+
     async def acquire(
         self,
         blocking: bool | None = None,
