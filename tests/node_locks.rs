@@ -10,9 +10,9 @@ use goblin_testkit::*;
 #[path = "node_support.rs"]
 mod node;
 
-/// 13 tests on each of the 8 client libraries and protocols, 5 of waiting, 8 against a server
+/// 15 tests on each of the 8 client libraries and protocols, 5 of waiting, 8 against a server
 /// without the module, 3 of Redlock.
-const LOCK_TESTS: u32 = 13 * 8 + 5 + 8 + 3;
+const LOCK_TESTS: u32 = 15 * 8 + 5 + 8 + 3;
 
 /// Process deaths for a mutex and a semaphore (4), and a failover on each library (8).
 const RELIABILITY_TESTS: u32 = 4 + 8;

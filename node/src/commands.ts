@@ -95,7 +95,26 @@ export function one(reply: unknown): boolean {
   return granted(reply) && asInteger(reply) === 1
 }
 
+/**
+ * A fencing token, or 0: the reply of a grant sent with `FENCE` (an integer), or of none (0, or
+ * nil after a wait). Tokens are microseconds of the server's clock or just above it, far inside a
+ * safe integer (2^53 µs is in the year 2255).
+ */
+export function token(reply: unknown): number {
+  return granted(reply) ? asInteger(reply) : 0
+}
+
 // ------------------------------------------------------------------------------ locks, leases
+/**
+ * A grant of GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.EXTEND, GOBLIN.ZWINDOW (without `COST`) or
+ * GOBLIN.BZWINDOW, sent with `FENCE`: its reply is the grant's fencing token (a holder's own
+ * through its renewals, larger than every earlier grant's of the key), or 0 when nothing was
+ * granted.
+ */
+export function fenced(grant: Command<boolean>): Command<number> {
+  return command([...grant.args, 'FENCE'], [...grant.keys], token)
+}
+
 /** `GOBLIN.LOCK key token ms`: `SET NX PX` that never passes a caller waiting in line. */
 export function lock(key: Arg, token: Arg, ms: number): Command<boolean> {
   return command(['GOBLIN.LOCK', key, token, integer(ms, 'ms', 0)], [1], granted)
@@ -122,8 +141,14 @@ export interface PermitOptions {
   permits?: number
 }
 
+/** The most permits one holder takes (the server refuses more). */
+export const MOST_PERMITS = 10_000
+
 function permitsArgs(options: PermitOptions): Arg[] {
   const permits = options.permits ?? 1
+  if (permits > MOST_PERMITS) {
+    throw new RangeError(`permits must be at most ${MOST_PERMITS}, not ${permits}`)
+  }
   return permits === 1 ? [] : ['PERMITS', integer(permits, 'permits', 1)]
 }
 

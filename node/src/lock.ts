@@ -38,6 +38,12 @@ export interface LockOptions extends TimeoutOptions {
   identifier?: string
   /** With `identifier`: the lock is held already (another process took it); `acquire` refreshes it. */
   acquiredExternally?: true
+  /**
+   * Whether each grant carries a fencing token (`fencingToken`), sent as `FENCE`; true by default.
+   * false sends none: for a key holding a `}` and no hash tag, where the server can keep no token
+   * (it refuses `FENCE` there), or to spare the token's cost. The Redlock classes send none.
+   */
+  fencing?: boolean
   /** Called when a refresh finds the lease lost; by default it throws (an unhandled rejection). */
   onLockLost?: LockLostCallback
   /**
@@ -138,20 +144,41 @@ export function checkCount(value: unknown, what: 'limit' | 'permits'): number {
   return value
 }
 
-/** A multi-semaphore's `permits`: a whole number from 1 to its `limit` (more could never be acquired). */
+/**
+ * A multi-semaphore's `permits`: a whole number from 1 to its `limit` (more could never be
+ * acquired), and at most `commands.MOST_PERMITS`, the most the server takes for one holder.
+ */
 export function checkPermits(permits: unknown, limit: number): number {
   const count = checkCount(permits, 'permits')
   if (count > limit) {
     throw new RangeError(`"permits" (${count}) must not exceed "limit" (${limit}): it could never be acquired`)
   }
+  if (count > commands.MOST_PERMITS) {
+    throw new RangeError(`"permits" (${count}) must be at most ${commands.MOST_PERMITS}, the most the server takes for one holder`)
+  }
   return count
 }
 
-/** What holding one lock or permit sends: taking it (waiting or not, and giving it back), and renewing it. */
-export interface Lease {
-  readonly claim: Claim
+/**
+ * What holding one lock or permit sends: taking it (waiting or not, and giving it back), and
+ * renewing it. A grant reads as `T`: true, or its fencing token.
+ */
+export interface Lease<T extends boolean | number = boolean> {
+  readonly claim: Claim<T>
   /** The renewal of a held lease, which never takes a lease that was lost. */
-  readonly renewal: commands.Command<boolean>
+  readonly renewal: commands.Command<T>
+}
+
+/** A lease whose grants and renewals are sent with `FENCE`: each reads as its fencing token, 0 for none. */
+export function fencedLease({ claim, renewal }: Lease): Lease<number> {
+  return {
+    claim: {
+      once: commands.fenced(claim.once),
+      waiting: (waitMs) => commands.fenced(claim.waiting(waitMs)),
+      giveBack: claim.giveBack,
+    },
+    renewal: commands.fenced(renewal),
+  }
 }
 
 /** A token lock's: GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.CAD, and GOBLIN.EXTEND ... REPLACE. */
@@ -196,6 +223,9 @@ export abstract class Lock {
   protected _acquiredExternally = false
   protected _onLockLost: LockLostCallback
   protected _waitOn: RedisClient | undefined
+  /** Whether grants are sent with `FENCE`, and the token of the grant held now. */
+  protected _fencing: boolean
+  private _fencingToken: number | undefined
   /** A semaphore's: how many permits there are (0: a mutex, a token lock), and how many a holder takes. */
   protected _limit = 0
   protected _permits = 1
@@ -220,6 +250,7 @@ export abstract class Lock {
       identifier,
       acquiredExternally,
       waitOn,
+      fencing = true,
     } = options
     const lease = checkLease(lockTimeout)
     const refreshInterval = options.refreshInterval ?? Math.round(lease * REFRESH_INTERVAL_COEF)
@@ -246,6 +277,10 @@ export abstract class Lock {
     }
     this._refreshTimeInterval = checkSpan(refreshInterval, 'refreshInterval', false)
     this._onLockLost = onLockLost
+    if (typeof fencing !== 'boolean') {
+      throw new TypeError(`fencing must be true or false, not ${String(fencing)}`)
+    }
+    this._fencing = fencing
     this._waitOn = waitOn === undefined ? undefined : checkClient(waitOn, 'waitOn')
   }
 
@@ -265,6 +300,44 @@ export abstract class Lock {
     return this._limit === 0
       ? tokenLease(this._key, this._acquireOptions)
       : permitLease(this._key, this._acquireOptions, this._limit, this._permits)
+  }
+
+  /**
+   * What this lock sends, each grant read as its fencing token (with `fencing`), or as 1: 0
+   * when nothing was granted.
+   */
+  protected _grants(): Lease<number> {
+    const lease = this._lease()
+    if (this._fencing) {
+      return fencedLease(lease)
+    }
+    const counted = (grant: commands.Command<boolean>): commands.Command<number> => ({
+      ...grant,
+      parse: (reply) => (grant.parse(reply) ? 1 : 0),
+    })
+    const { claim, renewal } = lease
+    return {
+      claim: { once: counted(claim.once), waiting: (waitMs) => counted(claim.waiting(waitMs)), giveBack: claim.giveBack },
+      renewal: counted(renewal),
+    }
+  }
+
+  /** Whether `grant` (a reply of `_grants()`'s, false for none) granted; its fencing token kept. */
+  protected _granted(grant: number | false): boolean {
+    this._fencingToken = this._fencing && grant !== false && grant > 0 ? grant : undefined
+    return grant !== false && grant > 0
+  }
+
+  /**
+   * The fencing token of the grant held now: an integer larger than every earlier grant's of
+   * the key, on this server, across waiters, restarts and failovers (Goblin's `FENCE`). Set by
+   * `acquire`, kept by each refresh, undefined once released or lost, and always undefined with
+   * `fencing: false` and on the Redlock classes (tokens of independent servers do not compare).
+   * Hand it to the resource the lock guards, which refuses a token smaller than the largest it
+   * has seen.
+   */
+  get fencingToken(): number | undefined {
+    return this._fencingToken
   }
 
   /** This holder's identifier. */
@@ -310,6 +383,7 @@ export abstract class Lock {
     if (this._acquired || this._acquiredExternally) {
       await this._release()
     }
+    this._fencingToken = undefined
     this._acquired = false
     this._acquiredExternally = false
   }
@@ -358,6 +432,7 @@ export abstract class Lock {
         return // released meanwhile, on purpose
       }
       this._acquired = false
+      this._fencingToken = undefined
       this.stopRefresh()
       this._onLockLost(new LostLockError(`Lost ${this._kind} for key ${this._key}`))
     } finally {

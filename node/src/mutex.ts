@@ -8,6 +8,9 @@
  * | acquire, waiting in line | GOBLIN.BLOCK key id lockTimeout wait | GOBLIN.BZWINDOW key lease limit id wait [PERMITS n] |
  * | refresh | GOBLIN.EXTEND key id lockTimeout REPLACE | GOBLIN.ZWINDOW key * lease limit id [PERMITS n] XX |
  * | release | GOBLIN.CAD key id | GOBLIN.CAD key id [PERMITS n] |
+ *
+ * Every grant and refresh is sent with `FENCE` (unless `fencing: false`): `fencingToken` is the
+ * grant's token.
  */
 import { type RedisClient, call } from './client.js'
 import { Lock, type LockOptions, checkKey, checkLockClient, checkPermits } from './lock.js'
@@ -26,15 +29,16 @@ export class Mutex extends Lock {
   }
 
   protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
-    return await take(this._client, this._lease().claim, {
+    const grant = await take(this._client, this._grants().claim, {
       timeoutMs: this._waitMs,
       signal: abortSignal,
       waitOn: this._waitOn,
     })
+    return this._granted(grant)
   }
 
   protected async _refresh(): Promise<boolean> {
-    return await call(this._client, this._lease().renewal)
+    return this._granted(await call(this._client, this._grants().renewal))
   }
 
   protected async _release(): Promise<void> {

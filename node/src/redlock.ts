@@ -50,6 +50,7 @@ export class RedlockMutex extends Lock {
 
   constructor(clients: RedisClient[], key: string, options?: LockOptions) {
     super(options)
+    this._fencing = false // tokens of independent servers do not compare: fencingToken stays undefined
     if (!clients || !Array.isArray(clients)) {
       throw new TypeError('"clients" array is required')
     }

@@ -121,12 +121,15 @@ export function closeWaiters(client: RedisClient): void {
   pools.get(checkClient(client))?.close()
 }
 
-/** What taking one lock or permit sends. */
-export interface Claim {
+/**
+ * What taking one lock or permit sends. A grant reads as `T`: true, or a fencing token (a number
+ * above 0); a refusal as false or 0.
+ */
+export interface Claim<T extends boolean | number = boolean> {
   /** The attempt that does not wait, on the application's client. */
-  readonly once: Command<boolean>
+  readonly once: Command<T>
   /** The attempt that waits in the server's line up to `waitMs`, on a waiter's connection. */
-  waiting(waitMs: number): Command<boolean>
+  waiting(waitMs: number): Command<T>
   /** The release of what an aborted waiter may have been granted. */
   readonly giveBack: Command<boolean>
 }
@@ -142,19 +145,20 @@ export interface Waiting {
 }
 
 /**
- * Takes a lock or a permit; true once held. `claim.once` first, on the application's client: it
- * never passes anyone waiting in line. Then `claim.waiting`, in slices (each re-sent with the
- * same token or member, which a holder's own renewal lets through, so a grant whose reply was
- * lost is granted again), until granted or `timeoutMs` has passed, the last slice cut to the time
+ * Takes a lock or a permit: its grant (true, or its fencing token) once held, else false.
+ * `claim.once` first, on the application's client: it never passes anyone waiting in line. Then
+ * `claim.waiting`, in slices (each re-sent with the same token or member, which a holder's own
+ * renewal lets through, so a grant whose reply was lost is granted again), until granted or `timeoutMs` has passed, the last slice cut to the time
  * left. An aborted wait closes its connection, which takes the waiter out of the line, gives back
  * what may have been granted in the reply it did not read, and rejects with the signal's reason.
  */
-export async function take(client: RedisClient, claim: Claim, waiting: Waiting): Promise<boolean> {
+export async function take<T extends boolean | number>(client: RedisClient, claim: Claim<T>, waiting: Waiting): Promise<T | false> {
   const { signal } = waiting
   signal?.throwIfAborted()
   const deadline = performance.now() + waiting.timeoutMs
-  if (await call(client, claim.once)) {
-    return true
+  const once = await call(client, claim.once)
+  if (once) {
+    return once
   }
   if (!(waiting.timeoutMs > 0)) {
     return false
@@ -181,7 +185,7 @@ export async function take(client: RedisClient, claim: Claim, waiting: Waiting):
       if (wait <= 0) {
         return false
       }
-      let held: boolean
+      let held: T
       try {
         held = await sendOn(connection.link, claim.waiting(wait))
       } catch (error) {
@@ -197,7 +201,7 @@ export async function take(client: RedisClient, claim: Claim, waiting: Waiting):
         throw signal?.reason
       }
       if (held) {
-        return true
+        return held
       }
     }
   } finally {

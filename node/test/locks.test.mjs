@@ -233,6 +233,68 @@ for (const library of libraries()) {
       assert.equal(await the.raw.zscore(`semaphore:${key}`, sem.identifier), null)
     })
 
+    it('fencingToken: each grant a larger token, kept by every refresh, undefined once released or lost', async () => {
+      const key = freshKey('fence')
+      const stored = `mutex:${key}`
+      const first = new Mutex(the.client, key, { lockTimeout: 2000, refreshInterval: 50 })
+      assert.equal(first.fencingToken, undefined)
+      await first.acquire()
+      const token = first.fencingToken
+      assert.ok(Number.isSafeInteger(token) && token > 0, `token ${token}`)
+      await sleep(200) // a few refreshes (GOBLIN.EXTEND ... FENCE): the same token
+      assert.equal(first.fencingToken, token)
+      assert.equal(await the.raw.call('GOBLIN.EXTEND', stored, first.identifier, '2000', 'REPLACE', 'FENCE'), token)
+      const waiter = new Mutex(the.client, key, { lockTimeout: 2000, refreshInterval: 0, acquireTimeout: 5000 })
+      const waiting = waiter.acquire()
+      await sleep(50)
+      await first.release()
+      assert.equal(first.fencingToken, undefined)
+      await waiting // granted in line (GOBLIN.BLOCK ... FENCE)
+      assert.ok(waiter.fencingToken > token, `${waiter.fencingToken} after ${token}`)
+      const external = new Mutex(the.client, key, { identifier: waiter.identifier, acquiredExternally: true, refreshInterval: 0 })
+      await external.acquire() // by a refresh: the holder's token
+      assert.equal(external.fencingToken, waiter.fencingToken)
+      await waiter.release()
+      const lost = []
+      const last = new Mutex(the.client, key, { lockTimeout: 300, refreshInterval: 60, onLockLost: () => lost.push(1) })
+      await last.acquire()
+      assert.ok(last.fencingToken > external.fencingToken)
+      await the.raw.del(stored)
+      await sleep(200)
+      assert.deepEqual(lost, [1])
+      assert.equal(last.fencingToken, undefined)
+    })
+
+    it('permits carry tokens too, each holder its own; fencing: false sends no FENCE', async () => {
+      const key = freshKey('fencesem')
+      const stored = `semaphore:${key}`
+      const a = new Semaphore(the.client, key, 2, { lockTimeout: 5000, refreshInterval: 0 })
+      const b = new MultiSemaphore(the.client, key, 3, 2, { lockTimeout: 5000, refreshInterval: 0 })
+      await a.acquire()
+      await b.acquire()
+      assert.ok(b.fencingToken > a.fencingToken, `${b.fencingToken} after ${a.fencingToken}`)
+      assert.equal(await the.raw.call('GOBLIN.ZWINDOW', stored, '*', '5', '3', b.identifier, 'PERMITS', '2', 'XX', 'FENCE'), b.fencingToken)
+      assert.equal(await the.raw.call('GOBLIN.ZWINDOW', stored, '*', '5', '2', a.identifier, 'XX', 'FENCE'), a.fencingToken)
+      await a.release()
+      await b.release()
+      assert.equal(a.fencingToken, undefined)
+      assert.equal(await the.raw.exists(stored), 0)
+      // The token a holder's grant keeps beside the lock (in its slot, a name no client writes).
+      const tokenKey = (name) => `{${name}}\0goblin:fence\0${name}`
+      const fencedMutex = new Mutex(the.client, key, { refreshInterval: 0 })
+      await fencedMutex.acquire()
+      assert.equal(await the.raw.exists(tokenKey(`mutex:${key}`)), 1)
+      await fencedMutex.release()
+      const other = freshKey('plain') // the token above is kept until its lease would have ended
+      const plain = new Mutex(the.client, other, { fencing: false, refreshInterval: 0 })
+      await plain.acquire()
+      assert.equal(plain.isAcquired, true)
+      assert.equal(plain.fencingToken, undefined)
+      assert.equal(await the.raw.get(`mutex:${other}`), plain.identifier)
+      assert.equal(await the.raw.exists(tokenKey(`mutex:${other}`)), 0) // no FENCE: no token kept
+      await plain.release()
+    })
+
     it('the constructors check their arguments', () => {
       assert.throws(() => new Mutex(null, 'k'), new TypeError('"client" is required'))
       assert.throws(() => new Mutex({}, 'k'), TypeError)
@@ -250,6 +312,8 @@ for (const library of libraries()) {
       assert.throws(() => new Semaphore(the.client, 'k', 0), new TypeError('"limit" is required'))
       assert.throws(() => new Semaphore(the.client, 'k', 2.5), RangeError)
       assert.throws(() => new MultiSemaphore(the.client, 'k', 2, 3), RangeError)
+      assert.throws(() => new MultiSemaphore(the.client, 'k', 20000, 10001), RangeError)
+      assert.throws(() => new Mutex(the.client, 'k', { fencing: 'yes' }), TypeError)
       assert.throws(() => new RedlockMutex(the.client, 'k'), new TypeError('"clients" array is required'))
       assert.throws(() => new RedlockMutex([], 'k'), RangeError)
     })
