@@ -52,6 +52,7 @@ fuzz:
 bench: build
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
 	bash bench/python/run.sh
+	bash bench/node/run.sh
 
 # docker/Dockerfile, unmodified, built on local stand-ins of its base images and run with no
 # network; installs docker.io and debuerreotype if missing (docs/container.md).
@@ -68,6 +69,9 @@ lint: deps
 	.servers/venv-apps/bin/ruff check python examples/python bench/python
 	.servers/venv-apps/bin/ruff format --check python examples/python bench/python
 	.servers/venv-apps/bin/mypy --strict --config-file python/pyproject.toml python/src python/tests examples/python bench/python
+	bash scripts/node.sh
+	cd node && node_modules/.bin/tsc -p tsconfig.check.json && node_modules/.bin/eslint .
+	for dir in examples/node bench/node; do (cd $$dir && ../../node/node_modules/.bin/eslint .) || exit 1; done
 
 # The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.
 # Installs only what SERVER needs (a first `make run` on Valkey builds no Redis 8.10).

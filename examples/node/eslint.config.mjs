@@ -1,0 +1,2 @@
+// make lint: the package's rules (node/eslint.config.mjs) on the examples.
+export { default } from '../../node/eslint.config.mjs'

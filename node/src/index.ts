@@ -1,0 +1,18 @@
+/**
+ * goblin-redis: Goblin's native rate-limit and lock commands beneath Node's rate limiters and
+ * locks, on the application's own ioredis or node-redis client.
+ *
+ * This entry point has the locks (redis-semaphore's `Mutex`, `Semaphore`, `MultiSemaphore` and
+ * their Redlock twins), the command vocabulary (`commands`, sent with `call`) and the package's
+ * errors. The rate limiters' stores have an import path each: `goblin-redis/rate-limiter-flexible`,
+ * `goblin-redis/fastify`, `goblin-redis/express`, `goblin-redis/nest`.
+ */
+export { MODULE_VERSION, VERSION } from './version.js'
+export { GoblinModuleError, LostLockError, TimeoutError } from './errors.js'
+export * as commands from './commands.js'
+export type { Arg, Command } from './commands.js'
+export { type IoredisClient, type NodeRedisClient, type RedisClient, call, checkModule } from './client.js'
+export { closeWaiters } from './waiting.js'
+export { type LockLostCallback, type LockOptions, type TimeoutOptions, Lock, defaultTimeoutOptions } from './lock.js'
+export { Mutex, Semaphore, MultiSemaphore } from './mutex.js'
+export { RedlockMutex, RedlockSemaphore, RedlockMultiSemaphore } from './redlock.js'
