@@ -312,10 +312,11 @@ fn grant(
             member,
             window,
             permits,
+            separator,
             ..
         } => {
             let expiry = zwindow::expiry(*window, now_ms).ok()?;
-            let slots = slots(ctx, member, *permits);
+            let slots = slots(ctx, member, *permits, separator.as_deref());
             let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
             effects::admitted(ctx, key, seconds_of(now_ms), &members, expiry);
         }
@@ -341,21 +342,26 @@ fn take_back(ctx: &Ctx, key: &mut Key<'_>, name: Arg<'_>, revoked: &[Want]) {
     if back.delete_lock {
         effects::deleted(ctx, key, Deletion::Unlink);
     }
-    for (member, permits) in back.members {
+    for back in back.members {
         if key.kind() == KeyKind::SortedSet {
-            let slots = slots(ctx, member, permits);
+            let slots = slots(ctx, back.member, back.permits, back.separator);
             let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
             if effects::release_members(ctx, key, &members) {
-                fencing::lease_released(ctx, name, member);
+                fencing::lease_released(ctx, name, back.member);
             }
         }
     }
 }
 
 /// The members a waiter's `permits` slots are (`zwindow::permit_member`), made for this call.
-fn slots<'c>(ctx: &'c Ctx, member: &[u8], permits: usize) -> Vec<OwnedString<'c>> {
+fn slots<'c>(
+    ctx: &'c Ctx,
+    member: &[u8],
+    permits: usize,
+    separator: Option<&[u8]>,
+) -> Vec<OwnedString<'c>> {
     (0..permits)
-        .map(|index| ctx.string(&zwindow::permit_member(member, index)))
+        .map(|index| ctx.string(&zwindow::permit_member(member, index, separator)))
         .collect()
 }
 

@@ -152,9 +152,9 @@ on_every_server! {
             (
                 "goblin.zwindow",
                 "0.1.0",
-                vec!["key", "now", "window", "limit", "member", "cost", "xx", "permits", "fence"],
+                vec!["key", "now", "window", "limit", "member", "cost", "xx", "permits", "separator", "fence"],
             ),
-            ("goblin.cad", "0.1.0", vec!["key", "value", "permits"]),
+            ("goblin.cad", "0.1.0", vec!["key", "value", "permits", "separator"]),
             ("goblin.gcra", "0.2.0", vec!["key", "max-burst", "tokens-per-period", "period", "count"]),
             ("goblin.mgcra", "0.3.0", vec!["numpolicies", "policy", "count", "mode"]),
             ("goblin.zwstats", "0.3.0", vec!["key", "now", "window"]),
@@ -166,7 +166,7 @@ on_every_server! {
             (
                 "goblin.bzwindow",
                 "0.3.0",
-                vec!["key", "window", "limit", "member", "timeout", "permits", "fence"],
+                vec!["key", "window", "limit", "member", "timeout", "permits", "separator", "fence"],
             ),
             ("goblin.fwindow", "0.4.0", vec!["key", "window", "increment", "limit-block"]),
             ("goblin.fwstats", "0.4.0", vec!["key"]),
@@ -195,7 +195,7 @@ on_every_server! {
             // An option added after its command came says when, as the server's own do.
             for arg in arguments.array() {
                 let added = of(arg, "since");
-                let later = matches!(of(arg, "name").as_deref(), Some("permits" | "fence"));
+                let later = matches!(of(arg, "name").as_deref(), Some("permits" | "separator" | "fence"));
                 assert_eq!(added.as_deref(), later.then_some("0.4.0"), "{name}: {arg:?}");
             }
         }

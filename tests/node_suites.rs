@@ -7,8 +7,8 @@
 //!   node/test/suites/redis-semaphore.cjs (its `../../src/` classes and errors are goblin-redis's),
 //!   on three servers, less the tests that need its docker-compose failover scripts
 //!   (`[Node shutdown]`) and those that run on ioredis-mock, which has no module. Its
-//!   MultiSemaphore tests read its permits' member names (`<id>_0`, `<id>_1`), which Goblin
-//!   names `<id>`, `<id>\0` + `1`: they fail until the module can name them so (docs/node.md);
+//!   MultiSemaphore tests read its permits' member names (`<id>_0`, `<id>_1`), which
+//!   goblin-redis asks of the module (`PERMITS n SEPARATOR _`);
 //! - rate-limiter-flexible 11.1.0 (GOBLIN_RLF_DIR): `test/RateLimiterRedis.ioredis.test.js` and
 //!   `test/RateLimiterRedis.redis.test.js`, through node/test/suites/rate-limiter-flexible.cjs
 //!   (RateLimiterRedis is RateLimiterGoblin; the tests' 127.0.0.1:6379 is the test server), less

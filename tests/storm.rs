@@ -310,6 +310,21 @@ on_every_server! {
                 if matches!(name, "goblin.lock" | "goblin.block") && args.get(3).is_some_and(|ms| ms == b"0") && matches!(reply, Reply::Status(ok) if ok == "OK") || matches!((name, reply), ("goblin.lock" | "goblin.block", Reply::Int(_)) if args.get(3).is_some_and(|ms| ms == b"0")) {
                     leaseless.insert(args[1].clone());
                 }
+                // A fixed window of 0 ms keeps its counter without a TTL, by request (the
+                // pages' `window` 0 rows), in GOBLIN.FWINDOW and each window of GOBLIN.MFWINDOW.
+                if !reply.is_error() {
+                    match name {
+                        "goblin.fwindow" if args.get(2).is_some_and(|w| w == b"0") => {
+                            leaseless.insert(args[1].clone());
+                        }
+                        "goblin.mfwindow" => {
+                            for window in args[2..].chunks(3).filter(|w| w.len() == 3 && w[1] == b"0") {
+                                leaseless.insert(window[0].clone());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
                 called[*which] += 1;
                 if reply.is_error() { errors += 1 } else { replies_seen += 1; answered[*which] += 1 }
             }
@@ -322,8 +337,8 @@ on_every_server! {
         assert_eq!(c.call(&["PING"]), Reply::Status("PONG".into()));
 
         // Every key the storm left keeps the contract. What Goblin's own commands wrote (the
-        // `g` keys) expires, but a lock taken without a lease; the stand-ins may leave strings
-        // without a TTL, as the natives do.
+        // `g` keys) expires, but a lock taken without a lease and a fixed window of 0; the
+        // stand-ins may leave strings without a TTL, as the natives do.
         for key in c.call(&["KEYS", "*"]).texts() {
             let kind = c.call(&["TYPE", &key]).status();
             let pttl = c.call(&["PTTL", &key]).int();

@@ -567,3 +567,29 @@ on_every_server! {
         assert_eq!(waiting(&mut c), 0);
     }
 }
+
+on_every_server! {
+    /// `SEPARATOR sep`: a waiter's slots are named `member` `sep` 0, 1, ... (redis-semaphore's
+    /// names) when granted in line, renewed by that name and given back by GOBLIN.CAD with it.
+    fn a_waiters_permits_take_the_separators_names(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for h in ["h0", "h1"] {
+            assert_eq!(c.call(&["GOBLIN.ZWINDOW", "sep", "*", "60", "2", h]), Reply::Int(1));
+        }
+        let mut w = waiter(&server, &["GOBLIN.BZWINDOW", "sep", "60", "2", "w", "30", "PERMITS", "2", "SEPARATOR", "_"]);
+        until_blocked(&mut c, 1);
+        assert_eq!(c.call(&["GOBLIN.CAD", "sep", "h0"]), Reply::Int(1));
+        assert_eq!(w.reply_within(QUICK), None, "1 + 2 > 2");
+        assert_eq!(c.call(&["GOBLIN.CAD", "sep", "h1"]), Reply::Int(1));
+        assert_eq!(w.reply_within(LONG), Some(Reply::Int(1)));
+        let mut members = c.call(&["ZRANGE", "sep", "0", "-1"]).texts();
+        members.sort();
+        assert_eq!(members, ["w_0", "w_1"]);
+        let renew = ["GOBLIN.ZWINDOW", "sep", "*", "60", "2", "w", "PERMITS", "2", "SEPARATOR", "_", "XX"];
+        assert_eq!(c.call(&renew), Reply::Int(1), "the holder is known by its named slots");
+        assert_eq!(c.call(&["GOBLIN.CAD", "sep", "w", "PERMITS", "2"]), Reply::Int(0), "no slot named w");
+        assert_eq!(c.call(&["GOBLIN.CAD", "sep", "w", "PERMITS", "2", "SEPARATOR", "_"]), Reply::Int(1));
+        assert_eq!(c.call(&["EXISTS", "sep"]).int(), 0);
+    }
+}

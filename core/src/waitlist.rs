@@ -36,12 +36,14 @@ pub enum Want {
         fence: bool,
     },
     /// `permits` slots (1 for a lease) of a GOBLIN.ZWINDOW window of `window` seconds and
-    /// `limit` slots, on the server's clock.
+    /// `limit` slots, on the server's clock, named after `member` and `separator`
+    /// (`zwindow::permit_member`).
     Lease {
         member: Vec<u8>,
         window: f64,
         limit: i64,
         permits: usize,
+        separator: Option<Vec<u8>>,
         fence: bool,
     },
 }
@@ -440,6 +442,7 @@ mod tests {
             window: 10.0,
             limit,
             permits: 1,
+            separator: None,
             fence: false,
         }
     }
@@ -494,6 +497,7 @@ mod tests {
             window,
             limit: 1,
             permits: 1,
+            separator: None,
             fence: false,
         };
         assert_eq!(zero(0.0).ask(), zero(-0.0).ask());
@@ -569,6 +573,7 @@ mod tests {
                 window,
                 limit: 3,
                 permits: 1,
+                separator: None,
                 fence: false,
             };
             assert!(!want.can_be_granted(), "{window}");
@@ -578,6 +583,7 @@ mod tests {
             window: 10.0,
             limit: 3,
             permits,
+            separator: None,
             fence: false,
         };
         assert!(permits(3).can_be_granted());

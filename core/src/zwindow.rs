@@ -123,15 +123,19 @@ pub fn fits_permits(in_window: usize, permits: usize, limit: i64) -> bool {
 /// units than this is a rate limiter's `COST`).
 pub const MOST_PERMITS: usize = 10_000;
 
-/// The member that holds permit `index` (from 0) of a holder of several, `member` itself for
-/// the first: the slots are members of the set like any other, `member` then a NUL byte and
-/// the index after it, which no member a caller names by accident is.
-pub fn permit_member(member: &[u8], index: usize) -> Vec<u8> {
+/// The member that holds permit `index` (from 0) of a holder of several. The slots are members
+/// of the set like any other: without a `separator`, `member` itself for the first and then
+/// `member`, a NUL byte and the index, which no member a caller names by accident is; with one
+/// (`SEPARATOR sep`), `member`, `sep` and the index for every slot, the first too (`w1_0`,
+/// `w1_1`: the names redis-semaphore's MultiSemaphore gives its permits).
+pub fn permit_member(member: &[u8], index: usize, separator: Option<&[u8]>) -> Vec<u8> {
     let mut name = member.to_vec();
-    if index > 0 {
-        name.push(0);
-        name.extend_from_slice(index.to_string().as_bytes());
+    match separator {
+        Some(separator) => name.extend_from_slice(separator),
+        None if index == 0 => return name,
+        None => name.push(0),
     }
+    name.extend_from_slice(index.to_string().as_bytes());
     name
 }
 
@@ -365,9 +369,17 @@ mod tests {
 
     #[test]
     fn a_holders_permits_are_its_member_and_numbered_twins() {
-        assert_eq!(permit_member(b"w1", 0), b"w1");
-        assert_eq!(permit_member(b"w1", 1), b"w1\x001");
-        assert_eq!(permit_member(b"w1", 12), b"w1\x0012");
+        assert_eq!(permit_member(b"w1", 0, None), b"w1");
+        assert_eq!(permit_member(b"w1", 1, None), b"w1\x001");
+        assert_eq!(permit_member(b"w1", 12, None), b"w1\x0012");
+    }
+
+    #[test]
+    fn with_a_separator_every_permit_is_numbered_from_0() {
+        assert_eq!(permit_member(b"w1", 0, Some(b"_")), b"w1_0");
+        assert_eq!(permit_member(b"w1", 1, Some(b"_")), b"w1_1");
+        assert_eq!(permit_member(b"w1", 12, Some(b"::")), b"w1::12");
+        assert_eq!(permit_member(b"w1", 3, Some(b"")), b"w13");
     }
 
     #[test]

@@ -139,6 +139,12 @@ export function extend(key: Arg, token: Arg, ms: number, replace = false): Comma
 export interface PermitOptions {
   /** How many slots the holder takes at once, all or nothing (1: the plain form). */
   permits?: number
+  /**
+   * `SEPARATOR sep`: every slot named the member, `sep` and its index from 0 (`id_0`, `id_1`:
+   * redis-semaphore's MultiSemaphore's names), where without it they are the member and its
+   * twins (the member, NUL, the index from 1).
+   */
+  separator?: Arg
 }
 
 /** The most permits one holder takes (the server refuses more). */
@@ -149,10 +155,11 @@ function permitsArgs(options: PermitOptions): Arg[] {
   if (permits > MOST_PERMITS) {
     throw new RangeError(`permits must be at most ${MOST_PERMITS}, not ${permits}`)
   }
-  return permits === 1 ? [] : ['PERMITS', integer(permits, 'permits', 1)]
+  const counted = permits === 1 ? [] : ['PERMITS', integer(permits, 'permits', 1)]
+  return options.separator === undefined ? counted : [...counted, 'SEPARATOR', options.separator]
 }
 
-/** `GOBLIN.CAD key value [PERMITS n]`: releases a lock, or a lease of a window, only its holder's. */
+/** `GOBLIN.CAD key value [PERMITS n] [SEPARATOR sep]`: releases a lock, or a lease of a window, only its holder's. */
 export function cad(key: Arg, value: Arg, options: PermitOptions = {}): Command<boolean> {
   return command(['GOBLIN.CAD', key, value, ...permitsArgs(options)], [1], one)
 }
@@ -176,7 +183,7 @@ function clock(now: number | '*'): Arg {
 }
 
 /**
- * `GOBLIN.ZWINDOW key now window limit member [COST n] [PERMITS n] [XX]`: a slot of a sliding
+ * `GOBLIN.ZWINDOW key now window limit member [COST n] [PERMITS n] [SEPARATOR sep] [XX]`: a slot of a sliding
  * window of `window` seconds (`now` `*`: the server's clock): a lease (limit 1), a permit
  * (limit N), or a request of a rate limiter.
  */
@@ -186,7 +193,7 @@ export function zwindow(key: Arg, now: number | '*', window: number, limit: numb
   return command(['GOBLIN.ZWINDOW', key, clock(now), ...slot(window, limit, member), ...cost, ...permitsArgs(options), ...xx], [1], one)
 }
 
-/** `GOBLIN.BZWINDOW key window limit member timeout [PERMITS n]`: a slot, waited for in line. */
+/** `GOBLIN.BZWINDOW key window limit member timeout [PERMITS n] [SEPARATOR sep]`: a slot, waited for in line. */
 export function bzwindow(key: Arg, window: number, limit: number, member: Arg, waitMs: number, options: PermitOptions = {}): Command<boolean> {
   return command(['GOBLIN.BZWINDOW', key, ...slot(window, limit, member), waitSeconds(waitMs), ...permitsArgs(options)], [1], one)
 }

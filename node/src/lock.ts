@@ -194,12 +194,18 @@ export function tokenLease(key: string, { identifier, lockTimeout }: AcquireOpti
 }
 
 /**
- * A permit's (`permits` slots of `limit`, a lease of `lockTimeout` on the server's clock):
- * GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, GOBLIN.CAD, and GOBLIN.ZWINDOW ... XX.
+ * A permit's (`permits` slots of `limit`, a lease of `lockTimeout` on the server's clock, named
+ * with `separator` if given): GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, GOBLIN.CAD, and GOBLIN.ZWINDOW ... XX.
  */
-export function permitLease(key: string, { identifier, lockTimeout }: AcquireOptions, limit: number, permits: number): Lease {
+export function permitLease(
+  key: string,
+  { identifier, lockTimeout }: AcquireOptions,
+  limit: number,
+  permits: number,
+  separator?: string,
+): Lease {
   const lease = lockTimeout / 1000
-  const options = { permits }
+  const options = separator === undefined ? { permits } : { permits, separator }
   return {
     claim: {
       once: commands.zwindow(key, '*', lease, limit, identifier, options),
@@ -229,6 +235,8 @@ export abstract class Lock {
   /** A semaphore's: how many permits there are (0: a mutex, a token lock), and how many a holder takes. */
   protected _limit = 0
   protected _permits = 1
+  /** A multi-semaphore's: its permits named `<identifier>_0` to `_<permits - 1>`, as redis-semaphore names them. */
+  protected _separator: string | undefined
   /** When the lease was last taken or refreshed (performance.now()). */
   private _leasedAt = 0
 
@@ -299,7 +307,7 @@ export abstract class Lock {
   protected _lease(): Lease {
     return this._limit === 0
       ? tokenLease(this._key, this._acquireOptions)
-      : permitLease(this._key, this._acquireOptions, this._limit, this._permits)
+      : permitLease(this._key, this._acquireOptions, this._limit, this._permits, this._separator)
   }
 
   /**

@@ -9,6 +9,9 @@
  * | refresh | GOBLIN.EXTEND key id lockTimeout REPLACE | GOBLIN.ZWINDOW key * lease limit id [PERMITS n] XX |
  * | release | GOBLIN.CAD key id | GOBLIN.CAD key id [PERMITS n] |
  *
+ * A MultiSemaphore's permits are `<id>_0` to `<id>_<permits - 1>`, redis-semaphore's names
+ * (`PERMITS n SEPARATOR _`).
+ *
  * Every grant and refresh is sent with `FENCE` (unless `fencing: false`): `fencingToken` is the
  * grant's token.
  */
@@ -66,5 +69,6 @@ export class MultiSemaphore extends Semaphore {
   constructor(client: RedisClient, key: string, limit: number, permits: number, options?: LockOptions) {
     super(client, key, limit, options)
     this._permits = checkPermits(permits, this._limit)
+    this._separator = '_'
   }
 }

@@ -176,5 +176,6 @@ export class RedlockMultiSemaphore extends RedlockSemaphore {
   constructor(clients: RedisClient[], key: string, limit: number, permits: number, options?: LockOptions) {
     super(clients, key, limit, options)
     this._permits = checkPermits(permits, this._limit)
+    this._separator = '_'
   }
 }

@@ -197,14 +197,14 @@ for (const library of libraries()) {
       assert.equal(await the.raw.exists(`semaphore:${key}`), 0)
     })
 
-    it('a MultiSemaphore takes its permits all or nothing: its member and the twins, given back together', async () => {
+    it("a MultiSemaphore takes its permits all or nothing, named as redis-semaphore names them, given back together", async () => {
       const key = freshKey('multi')
       const stored = `semaphore:${key}`
       const two = new MultiSemaphore(the.client, key, 3, 2, { lockTimeout: 5000 })
       const one = new MultiSemaphore(the.client, key, 3, 1, { lockTimeout: 5000 })
       await two.acquire()
       await one.acquire()
-      assert.deepEqual((await the.raw.zrange(stored, 0, -1)).sort(), [two.identifier, `${two.identifier}\x001`, one.identifier].sort())
+      assert.deepEqual((await the.raw.zrange(stored, 0, -1)).sort(), [`${two.identifier}_0`, `${two.identifier}_1`, `${one.identifier}_0`].sort())
       const waiter = new MultiSemaphore(the.client, key, 3, 2, { lockTimeout: 5000, acquireTimeout: 5000 })
       let held = false
       const acquiring = waiter.acquire().then(() => (held = true))
@@ -212,7 +212,7 @@ for (const library of libraries()) {
       assert.equal(held, false) // one permit is free, the waiter needs two
       await two.release()
       await acquiring
-      assert.deepEqual((await the.raw.zrange(stored, 0, -1)).sort(), [one.identifier, waiter.identifier, `${waiter.identifier}\x001`].sort())
+      assert.deepEqual((await the.raw.zrange(stored, 0, -1)).sort(), [`${one.identifier}_0`, `${waiter.identifier}_0`, `${waiter.identifier}_1`].sort())
       await assert.rejects(
         new MultiSemaphore(the.client, key, 3, 1, { acquireTimeout: 100 }).acquire(),
         new TimeoutError(`Acquire multi-semaphore ${stored} timeout`),
@@ -273,7 +273,7 @@ for (const library of libraries()) {
       await a.acquire()
       await b.acquire()
       assert.ok(b.fencingToken > a.fencingToken, `${b.fencingToken} after ${a.fencingToken}`)
-      assert.equal(await the.raw.call('GOBLIN.ZWINDOW', stored, '*', '5', '3', b.identifier, 'PERMITS', '2', 'XX', 'FENCE'), b.fencingToken)
+      assert.equal(await the.raw.call('GOBLIN.ZWINDOW', stored, '*', '5', '3', b.identifier, 'PERMITS', '2', 'SEPARATOR', '_', 'XX', 'FENCE'), b.fencingToken)
       assert.equal(await the.raw.call('GOBLIN.ZWINDOW', stored, '*', '5', '2', a.identifier, 'XX', 'FENCE'), a.fencingToken)
       await a.release()
       await b.release()

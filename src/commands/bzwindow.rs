@@ -14,7 +14,7 @@ use goblin_core::clock::Now;
 use goblin_core::waitlist::Want;
 use goblin_core::zwindow;
 
-use super::zwindow::{lease_reply, permit_count, permit_members, step, twins};
+use super::zwindow::{lease_reply, permit_count, permit_members, step, twins, Permits};
 use crate::error::CommandError;
 use crate::fencing::{self, Fence, Holder};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -34,8 +34,8 @@ pub struct BzwindowArgs<'call> {
     limit: i64,
     member: Arg<'call>,
     timeout_ms: i64,
-    /// `PERMITS n`: `n` slots at once (1 without it).
-    permits: usize,
+    /// `PERMITS n` (`n` slots at once, 1 without it), and `SEPARATOR sep`.
+    permits: Permits<'call>,
     /// `FENCE`: reply the grant's fencing token.
     fence: bool,
 }
@@ -60,6 +60,11 @@ impl Command for GoblinBzwindow {
                 .since(c"0.4.0")
                 .summary(c"Wait for permits slots at once, all or nothing: member and its numbered twins.")
                 .optional(),
+            ArgDoc::string(c"separator")
+                .token("SEPARATOR")
+                .since(c"0.4.0")
+                .summary(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.")
+                .optional(),
             ArgDoc::pure_token(c"fence", "FENCE")
                 .since(c"0.4.0")
                 .summary(c"Reply the grant's fencing token instead of 1.")
@@ -79,7 +84,7 @@ impl Command for GoblinBzwindow {
         let limit = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
         let member = args.next()?;
         let timeout_ms = args.next()?.to_timeout_ms()?;
-        let (mut permits, mut fence) = (None, false);
+        let (mut permits, mut separator, mut fence) = (None, None, false);
         let mut options = args.rest().iter();
         // Each option once, in either order.
         while let Some(option) = options.next() {
@@ -92,10 +97,16 @@ impl Command for GoblinBzwindow {
                 Some(value) if option.is("PERMITS") && permits.is_none() => {
                     permits = Some(permit_count(*value)?)
                 }
+                Some(value) if option.is("SEPARATOR") && separator.is_none() => {
+                    separator = Some(*value)
+                }
                 _ => return Err(CommandError::Syntax),
             }
         }
-        let permits = permits.unwrap_or(1);
+        let permits = Permits {
+            count: permits.unwrap_or(1),
+            separator,
+        };
         Ok(BzwindowArgs {
             key,
             window,
@@ -124,7 +135,7 @@ impl Command for GoblinBzwindow {
         let cutoff = zwindow::cutoff(now, args.window);
         let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
         let twins = twins(ctx, args.member, args.permits);
-        let members = permit_members(args.member, &twins);
+        let members = permit_members(args.member, args.permits, &twins);
         let admission = step(
             ctx, &mut key, cutoff, args.limit, now, &members, true, expiry,
         );
@@ -140,7 +151,8 @@ impl Command for GoblinBzwindow {
             member: args.member.as_bytes().to_vec(),
             window: args.window,
             limit: args.limit,
-            permits: args.permits,
+            permits: args.permits.count,
+            separator: args.permits.separator_bytes(),
             fence: args.fence,
         };
         if !waiting::wait(ctx, args.key, want, args.timeout_ms) {

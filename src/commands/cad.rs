@@ -2,7 +2,7 @@
 //! still holds the caller's token, or gives back a GOBLIN.ZWINDOW lease or permit (the member
 //! `value`) at once instead of waiting for it to age out.
 
-use super::zwindow::{permit_count, permit_members, twins};
+use super::zwindow::{permit_count, permit_members, twins, Permits};
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
 use crate::fencing;
@@ -19,8 +19,8 @@ static RELEASED: Counter = Counter::new();
 pub struct CadArgs<'call> {
     key: Arg<'call>,
     value: Arg<'call>,
-    /// `PERMITS n`: a holder of `n` slots gives them all back.
-    permits: usize,
+    /// `PERMITS n` (a holder of `n` slots gives them all back) and `SEPARATOR sep`.
+    permits: Permits<'call>,
 }
 
 impl Command for GoblinCad {
@@ -41,6 +41,11 @@ impl Command for GoblinCad {
                 .since(c"0.4.0")
                 .summary(c"Give back the permits slots of a holder of several: value and its numbered twins.")
                 .optional(),
+            ArgDoc::string(c"separator")
+                .token("SEPARATOR")
+                .since(c"0.4.0")
+                .summary(c"The slots are named value, separator and the index from 0 (as GOBLIN.ZWINDOW's SEPARATOR).")
+                .optional(),
         ],
         stats: &STATS,
         info_name: "cad",
@@ -52,10 +57,23 @@ impl Command for GoblinCad {
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<CadArgs<'call>, CommandError> {
         let (key, value) = (args.next()?, args.next()?);
-        let permits = match args.rest() {
-            [] => 1,
-            [option, count] if option.is("PERMITS") => permit_count(*count)?,
-            _ => return Err(CommandError::Syntax),
+        let (mut count, mut separator) = (None, None);
+        let mut options = args.rest().iter();
+        // Each option once, in either order.
+        while let Some(option) = options.next() {
+            match options.next() {
+                Some(value) if option.is("PERMITS") && count.is_none() => {
+                    count = Some(permit_count(*value)?)
+                }
+                Some(value) if option.is("SEPARATOR") && separator.is_none() => {
+                    separator = Some(*value)
+                }
+                _ => return Err(CommandError::Syntax),
+            }
+        }
+        let permits = Permits {
+            count: count.unwrap_or(1),
+            separator,
         };
         Ok(CadArgs {
             key,
@@ -77,7 +95,7 @@ impl Command for GoblinCad {
             }
             KeyKind::SortedSet => {
                 let twins = twins(ctx, args.value, args.permits);
-                let members = permit_members(args.value, &twins);
+                let members = permit_members(args.value, args.permits, &twins);
                 let released = effects::release_members(ctx, &mut key, &members);
                 if released {
                     // A lease's holder took its fencing token with it (`FENCE`): it goes too.

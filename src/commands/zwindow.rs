@@ -48,8 +48,8 @@ pub struct ZwindowArgs<'call> {
     cost: Option<i64>,
     /// `XX`: renew the member's slot, never admit it.
     renew_only: bool,
-    /// `PERMITS n`: a holder of `n` slots (1 without it).
-    permits: usize,
+    /// `PERMITS n` (a holder of `n` slots, 1 without it), and `SEPARATOR sep`.
+    permits: Permits<'call>,
     /// `FENCE`: reply a grant's fencing token (`crate::fencing`).
     fence: bool,
 }
@@ -84,6 +84,11 @@ impl Command for GoblinZwindow {
                 .since(c"0.4.0")
                 .summary(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins.")
                 .optional(),
+            ArgDoc::string(c"separator")
+                .token("SEPARATOR")
+                .since(c"0.4.0")
+                .summary(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.")
+                .optional(),
             ArgDoc::pure_token(c"fence", "FENCE")
                 .since(c"0.4.0")
                 .summary(c"Reply a grant's fencing token instead of 1.")
@@ -115,9 +120,10 @@ impl Command for GoblinZwindow {
         let (now, window) = (now.to_now()?, window.to_finite_f64()?);
         let limit = limit.to_i64().ok_or(CommandError::NotInteger)?;
         let (mut cost, mut renew_only, mut permits, mut fence) = (None, false, None, false);
+        let mut separator = None;
         let mut options = args.rest().iter();
-        // Each option once; COST (units of a rate limiter) goes with none of XX, PERMITS and
-        // FENCE (of a lease).
+        // Each option once; COST (units of a rate limiter) goes with none of XX, PERMITS,
+        // SEPARATOR and FENCE (of a lease).
         while let Some(option) = options.next() {
             if option.is("XX") && !renew_only && cost.is_none() {
                 renew_only = true;
@@ -134,12 +140,16 @@ impl Command for GoblinZwindow {
                         && cost.is_none()
                         && !renew_only
                         && permits.is_none()
+                        && separator.is_none()
                         && !fence =>
                 {
                     cost = Some(value.to_count()?)
                 }
                 Some(value) if option.is("PERMITS") && permits.is_none() && cost.is_none() => {
                     permits = Some(permit_count(*value)?)
+                }
+                Some(value) if option.is("SEPARATOR") && separator.is_none() && cost.is_none() => {
+                    separator = Some(*value)
                 }
                 _ => return Err(CommandError::Syntax),
             }
@@ -152,7 +162,10 @@ impl Command for GoblinZwindow {
             member,
             cost,
             renew_only,
-            permits: permits.unwrap_or(1),
+            permits: Permits {
+                count: permits.unwrap_or(1),
+                separator,
+            },
             fence,
         })
     }
@@ -179,7 +192,7 @@ impl Command for GoblinZwindow {
         }
         let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
         let twins = twins(ctx, args.member, args.permits);
-        let members = permit_members(args.member, &twins);
+        let members = permit_members(args.member, args.permits, &twins);
         let admission = step(
             ctx,
             &mut key,
@@ -226,24 +239,49 @@ pub(crate) fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
         .ok_or(TOO_MANY_PERMITS)
 }
 
-/// The twins of `member` a request of `permits` slots holds beside it
-/// (`zwindow::permit_member`), made for this call; none for one slot.
+/// `PERMITS n` and `SEPARATOR sep`: how many slots a holder takes, and how they are named
+/// (`zwindow::permit_member`).
+#[derive(Clone, Copy)]
+pub(crate) struct Permits<'call> {
+    pub count: usize,
+    pub separator: Option<Arg<'call>>,
+}
+
+impl Permits<'_> {
+    /// The separator, as a waiter keeps it.
+    pub fn separator_bytes(&self) -> Option<Vec<u8>> {
+        self.separator
+            .map(|separator| separator.as_bytes().to_vec())
+    }
+}
+
+/// The members a request's slots are besides `member` itself, made for this call: its twins
+/// (`member`, NUL, the index: none for one slot), or, with a separator, every slot's name
+/// (`member`, the separator, the index from 0; `member` itself is not one of them).
 pub(crate) fn twins<'c>(
     ctx: &'c Ctx,
     member: Arg<'_>,
-    permits: usize,
+    permits: Permits<'_>,
 ) -> SmallVec<[OwnedString<'c>; 3]> {
-    (1..permits)
-        .map(|index| ctx.string(&zwindow::permit_member(member.as_bytes(), index)))
+    let separator = permits.separator.map(|separator| separator.as_bytes());
+    let first = usize::from(separator.is_none());
+    (first..permits.count)
+        .map(|index| ctx.string(&zwindow::permit_member(member.as_bytes(), index, separator)))
         .collect()
 }
 
-/// Every member a request holds: `member`, then its `twins`.
+/// Every member a request holds: `member` (unless a separator names every slot), then its
+/// `twins`.
 pub(crate) fn permit_members<'a>(
     member: Arg<'a>,
+    permits: Permits<'_>,
     twins: &'a [OwnedString<'_>],
 ) -> SmallVec<[Arg<'a>; 4]> {
-    std::iter::once(member)
+    permits
+        .separator
+        .is_none()
+        .then_some(member)
+        .into_iter()
         .chain(twins.iter().map(OwnedString::arg))
         .collect()
 }

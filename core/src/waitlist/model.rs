@@ -36,6 +36,7 @@ pub fn serve_and_check(
                 window: waiter.window,
                 limit: waiter.limit,
                 permits: waiter.permits,
+                separator: None,
                 fence: false,
             };
             assert!(want.can_be_granted(), "{waiter:?}");
@@ -67,7 +68,7 @@ pub fn serve_and_check(
                     State::Granted => {
                         assert!(!out_of_memory, "a grant out of memory: {plan:?}");
                         for index in 0..waiter.permits {
-                            window.add(now, &zwindow::permit_member(&waiter.member, index));
+                            window.add(now, &zwindow::permit_member(&waiter.member, index, None));
                         }
                     }
                     State::OutOfMemory => assert!(out_of_memory, "{plan:?}"),

@@ -63,7 +63,15 @@ impl KeyNow<'_> {
 #[derive(Debug, Default, PartialEq)]
 pub struct TakeBack<'a> {
     pub delete_lock: bool,
-    pub members: Vec<(&'a [u8], usize)>,
+    pub members: Vec<Slots<'a>>,
+}
+
+/// A lease's slots, as `zwindow::permit_member` names them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slots<'a> {
+    pub member: &'a [u8],
+    pub permits: usize,
+    pub separator: Option<&'a [u8]>,
 }
 
 /// What to take back of `revoked`, the key holding `value` (a string's, if it is one).
@@ -73,8 +81,15 @@ pub fn take_back<'a>(revoked: &'a [Want], value: Option<&[u8]>) -> TakeBack<'a> 
         match want {
             Want::Lock { token, .. } => back.delete_lock |= value == Some(token.as_slice()),
             Want::Lease {
-                member, permits, ..
-            } => back.members.push((member, *permits)),
+                member,
+                permits,
+                separator,
+                ..
+            } => back.members.push(Slots {
+                member,
+                permits: *permits,
+                separator: separator.as_deref(),
+            }),
         }
     }
     back
@@ -364,7 +379,11 @@ mod tests {
             take_back(&revoked, Some(b"b")),
             TakeBack {
                 delete_lock: true,
-                members: vec![(&b"m"[..], 1)],
+                members: vec![Slots {
+                    member: b"m",
+                    permits: 1,
+                    separator: None
+                }],
             }
         );
         assert!(!take_back(&revoked, Some(b"c")).delete_lock);
@@ -386,6 +405,7 @@ mod tests {
                     window,
                     limit: 1,
                     permits: 1,
+                    separator: None,
                     fence: false,
                 },
             );

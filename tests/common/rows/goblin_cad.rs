@@ -80,6 +80,25 @@ pub const GOBLIN_CAD_ROWS: &[Row] = &[
         )],
     },
     Row {
+        situation: "`SEPARATOR sep`, a sorted set with member `value` `sep` `0`",
+        cases: &[
+            case(
+                &[&["GOBLIN.ZWINDOW", "{}", "*", "30", "5", "m", "PERMITS", "3", "SEPARATOR", "_"]],
+                &["GOBLIN.CAD", "{}", "m", "SEPARATOR", "_", "PERMITS", "3"],
+                Int(1),
+                Deleted,
+            ),
+            case(
+                &[&["ZADD", "{}", "1", "m_0", "1", "other"]],
+                &["GOBLIN.CAD", "{}", "m", "SEPARATOR", "_"],
+                Int(1),
+                Persisted {
+                    value: Zset(&["other", "1"]),
+                },
+            ),
+        ],
+    },
+    Row {
         situation: "`n` below 1, or not an integer",
         cases: &[
             Case {
@@ -107,9 +126,21 @@ pub const GOBLIN_CAD_ROWS: &[Row] = &[
         )],
     },
     Row {
-        situation: "an option other than `PERMITS`",
+        situation: "an option other than `PERMITS` and `SEPARATOR`, one given twice, or one without its value",
         cases: &[
             case(&[], &["GOBLIN.CAD", "{}", "v", "w"], Error(SYNTAX), Nothing),
+            case(
+                &[],
+                &["GOBLIN.CAD", "{}", "v", "PERMITS", "2", "PERMITS", "2"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.CAD", "{}", "v", "SEPARATOR"],
+                Error(SYNTAX),
+                Nothing,
+            ),
             case(
                 &[],
                 &["GOBLIN.CAD", "{}", "v", "PERMIT", "2"],

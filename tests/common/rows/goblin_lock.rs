@@ -607,6 +607,49 @@ pub const GOBLIN_BZWINDOW_ROWS: &[Row] = &[
         )],
     },
     Row {
+        situation: "`SEPARATOR sep`, the window has room for `n` (1 without `PERMITS`)",
+        cases: &[
+            case(
+                &[],
+                &[
+                    "GOBLIN.BZWINDOW",
+                    "{}",
+                    "30",
+                    "3",
+                    "m",
+                    "1",
+                    "SEPARATOR",
+                    "_",
+                    "PERMITS",
+                    "2",
+                ],
+                Int(1),
+                Armed {
+                    value: Members(&["m_0", "m_1"]),
+                    ttl_ms: 30_000,
+                },
+            ),
+            case(
+                &[],
+                &[
+                    "GOBLIN.BZWINDOW",
+                    "{}",
+                    "30",
+                    "3",
+                    "m",
+                    "1",
+                    "SEPARATOR",
+                    "-",
+                ],
+                Int(1),
+                Armed {
+                    value: Members(&["m-0"]),
+                    ttl_ms: 30_000,
+                },
+            ),
+        ],
+    },
+    Row {
         situation: "`FENCE`, and the window has room or `member` holds a slot",
         cases: &[
             case(

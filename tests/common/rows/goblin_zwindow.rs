@@ -232,6 +232,29 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
         )],
     },
     Row {
+        situation: "`SEPARATOR sep`, and the window has room for `n` (1 without `PERMITS`)",
+        cases: &[
+            case(
+                &[&["GOBLIN.ZWINDOW", "{}", "1000", "10", "5", "a"]],
+                &["GOBLIN.ZWINDOW", "{}", "1001", "10", "5", "m", "PERMITS", "2", "SEPARATOR", "_"],
+                Int(1),
+                Armed {
+                    value: Zset(&["a", "1000", "m_0", "1001", "m_1", "1001"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+            case(
+                &[&["GOBLIN.ZWINDOW", "{}", "1000", "10", "1", "m", "SEPARATOR", ":"]],
+                &["GOBLIN.ZWINDOW", "{}", "1001", "10", "1", "m", "SEPARATOR", ":", "XX"],
+                Int(1),
+                Armed {
+                    value: Zset(&["m:0", "1001"]),
+                    ttl_ms: 10_000,
+                },
+            ),
+        ],
+    },
+    Row {
         situation: "`FENCE`, and a grant (a slot taken or renewed, with `XX` or `PERMITS` too)",
         cases: &[
             case(
@@ -413,8 +436,26 @@ pub const GOBLIN_ZWINDOW_ROWS: &[Row] = &[
         }],
     },
     Row {
-        situation: "an option other than `COST`, `XX`, `PERMITS` or `FENCE`, one given twice, `COST` with `XX`, `PERMITS` or `FENCE`, or `COST` without a value",
+        situation: "an option other than `COST`, `XX`, `PERMITS`, `SEPARATOR` or `FENCE`, one given twice, `COST` with `XX`, `PERMITS`, `SEPARATOR` or `FENCE`, or `COST` or `SEPARATOR` without a value",
         cases: &[
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "SEPARATOR", "_", "COST", "1"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "SEPARATOR", "_", "SEPARATOR", "_"],
+                Error(SYNTAX),
+                Nothing,
+            ),
+            case(
+                &[],
+                &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "PERMITS", "2", "SEPARATOR"],
+                Error(SYNTAX),
+                Nothing,
+            ),
             case(
                 &[],
                 &["GOBLIN.ZWINDOW", "{}", "1", "10", "5", "m", "PERMITS", "2", "COST", "1"],
