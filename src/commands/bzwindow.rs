@@ -14,7 +14,7 @@ use goblin_core::clock::Now;
 use goblin_core::waitlist::Want;
 use goblin_core::zwindow;
 
-use super::zwindow::{lease_reply, permit_count, permit_members, step, twins, Permits};
+use super::zwindow::{lease_reply, permit_members, step, twins, PermitOptions, Permits};
 use crate::error::CommandError;
 use crate::fencing::{self, Fence, Holder};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -84,7 +84,7 @@ impl Command for GoblinBzwindow {
         let limit = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
         let member = args.next()?;
         let timeout_ms = args.next()?.to_timeout_ms()?;
-        let (mut permits, mut separator, mut fence) = (None, None, false);
+        let (mut permits, mut fence) = (PermitOptions::default(), false);
         let mut options = args.rest().iter();
         // Each option once, in either order.
         while let Some(option) = options.next() {
@@ -94,19 +94,11 @@ impl Command for GoblinBzwindow {
                 continue;
             }
             match options.next() {
-                Some(value) if option.is("PERMITS") && permits.is_none() => {
-                    permits = Some(permit_count(*value)?)
-                }
-                Some(value) if option.is("SEPARATOR") && separator.is_none() => {
-                    separator = Some(*value)
-                }
+                Some(value) if permits.take(*option, *value)? => {}
                 _ => return Err(CommandError::Syntax),
             }
         }
-        let permits = Permits {
-            count: permits.unwrap_or(1),
-            separator,
-        };
+        let permits = permits.permits();
         Ok(BzwindowArgs {
             key,
             window,

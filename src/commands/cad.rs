@@ -2,7 +2,7 @@
 //! still holds the caller's token, or gives back a GOBLIN.ZWINDOW lease or permit (the member
 //! `value`) at once instead of waiting for it to age out.
 
-use super::zwindow::{permit_count, permit_members, twins, Permits};
+use super::zwindow::{permit_members, twins, PermitOptions, Permits};
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
 use crate::fencing;
@@ -57,24 +57,16 @@ impl Command for GoblinCad {
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<CadArgs<'call>, CommandError> {
         let (key, value) = (args.next()?, args.next()?);
-        let (mut count, mut separator) = (None, None);
+        let mut permits = PermitOptions::default();
         let mut options = args.rest().iter();
         // Each option once, in either order.
         while let Some(option) = options.next() {
             match options.next() {
-                Some(value) if option.is("PERMITS") && count.is_none() => {
-                    count = Some(permit_count(*value)?)
-                }
-                Some(value) if option.is("SEPARATOR") && separator.is_none() => {
-                    separator = Some(*value)
-                }
+                Some(value) if permits.take(*option, *value)? => {}
                 _ => return Err(CommandError::Syntax),
             }
         }
-        let permits = Permits {
-            count: count.unwrap_or(1),
-            separator,
-        };
+        let permits = permits.permits();
         Ok(CadArgs {
             key,
             value,

@@ -119,8 +119,8 @@ impl Command for GoblinZwindow {
         );
         let (now, window) = (now.to_now()?, window.to_finite_f64()?);
         let limit = limit.to_i64().ok_or(CommandError::NotInteger)?;
-        let (mut cost, mut renew_only, mut permits, mut fence) = (None, false, None, false);
-        let mut separator = None;
+        let (mut cost, mut renew_only, mut fence) = (None, false, false);
+        let mut permits = PermitOptions::default();
         let mut options = args.rest().iter();
         // Each option once; COST (units of a rate limiter) goes with none of XX, PERMITS,
         // SEPARATOR and FENCE (of a lease).
@@ -139,18 +139,12 @@ impl Command for GoblinZwindow {
                     if option.is("COST")
                         && cost.is_none()
                         && !renew_only
-                        && permits.is_none()
-                        && separator.is_none()
+                        && !permits.given()
                         && !fence =>
                 {
                     cost = Some(value.to_count()?)
                 }
-                Some(value) if option.is("PERMITS") && permits.is_none() && cost.is_none() => {
-                    permits = Some(permit_count(*value)?)
-                }
-                Some(value) if option.is("SEPARATOR") && separator.is_none() && cost.is_none() => {
-                    separator = Some(*value)
-                }
+                Some(value) if cost.is_none() && permits.take(*option, *value)? => {}
                 _ => return Err(CommandError::Syntax),
             }
         }
@@ -162,10 +156,7 @@ impl Command for GoblinZwindow {
             member,
             cost,
             renew_only,
-            permits: Permits {
-                count: permits.unwrap_or(1),
-                separator,
-            },
+            permits: permits.permits(),
             fence,
         })
     }
@@ -230,8 +221,45 @@ pub(crate) fn lease_reply(
     }
 }
 
+/// `PERMITS n` and `SEPARATOR sep` as the lease commands parse them: each once, in any order
+/// among their other options.
+#[derive(Default)]
+pub(crate) struct PermitOptions<'call> {
+    count: Option<usize>,
+    separator: Option<Arg<'call>>,
+}
+
+impl<'call> PermitOptions<'call> {
+    /// Takes `option value` if it is `PERMITS n` or `SEPARATOR sep`, not given before: whether
+    /// it was one of them.
+    pub fn take(&mut self, option: Arg<'_>, value: Arg<'call>) -> Result<bool, CommandError> {
+        if option.is("PERMITS") && self.count.is_none() {
+            self.count = Some(permit_count(value)?);
+            Ok(true)
+        } else if option.is("SEPARATOR") && self.separator.is_none() {
+            self.separator = Some(value);
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Whether either was given.
+    pub fn given(&self) -> bool {
+        self.count.is_some() || self.separator.is_some()
+    }
+
+    /// The request's slots: 1 without `PERMITS`.
+    pub fn permits(self) -> Permits<'call> {
+        Permits {
+            count: self.count.unwrap_or(1),
+            separator: self.separator,
+        }
+    }
+}
+
 /// `PERMITS n`: at least 1, as COST's count.
-pub(crate) fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
+fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
     let n = arg.to_count()?;
     usize::try_from(n)
         .ok()
