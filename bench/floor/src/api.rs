@@ -107,14 +107,11 @@ impl Word {
     }
 }
 
-/// One argument of a replicated command after the key.
+/// A replicated value: a string of the server's, by reference count (`s`), or bytes the
+/// server copies into a new string object (`b`).
 #[derive(Clone, Copy)]
-pub enum Part<'a> {
-    /// A string of the server's, by reference count (`s`).
+pub enum Value<'a> {
     Str(Str<'a>),
-    /// A word made at load, by reference count (`s`).
-    Word(Word),
-    /// Bytes the server copies into a new string object (`b`).
     Bytes(&'a [u8]),
 }
 
@@ -201,86 +198,140 @@ impl<'c> Ctx<'c> {
         }
     }
 
-    /// Appends `command key parts...` to the replication stream and the AOF: the key by
-    /// reference count (`s`), each part as `Part` says. Up to three parts.
+    /// `command key` to the replication stream and the AOF (`INCR`, `DEL`). Each replicated
+    /// shape has its own call with its own literal format: no format is built per call.
     #[inline]
-    pub fn replicate(
-        self,
-        command: &CStr,
-        key: Str<'c>,
-        parts: &[Part<'_>],
-    ) -> Result<(), Refusal> {
-        let (ctx, cmd, key) = (self.ptr.as_ptr(), command.as_ptr(), key.ptr.as_ptr());
-        let replicate = api!(RedisModule_Replicate);
-        // Each part as the variadic call takes it: one pointer (`s`), or a pointer and a length
-        // (`b`).
-        enum C {
-            S(*mut raw::RedisModuleString),
-            B(*const c_char, usize),
-        }
-        let c = |part: &Part<'_>| match *part {
-            Part::Str(s) => C::S(s.ptr.as_ptr()),
-            Part::Word(w) => C::S(w.raw()),
-            Part::Bytes(b) => C::B(
-                if b.is_empty() {
-                    c"".as_ptr()
-                } else {
-                    b.as_ptr().cast()
-                },
-                b.len(),
-            ),
-        };
-        // SAFETY: every format names exactly the arguments passed after it; each string is
-        // live and each buffer lives across the call, which copies or retains what it keeps.
+    pub fn replicate_key(self, command: &CStr, key: Str<'c>) -> Result<(), Refusal> {
+        // SAFETY: the format names the one string passed after it, which is live.
         let status = unsafe {
-            match parts {
-                [] => replicate(ctx, cmd, c"s".as_ptr(), key),
-                [a] => match c(a) {
-                    C::S(a) => replicate(ctx, cmd, c"ss".as_ptr(), key, a),
-                    C::B(a, al) => replicate(ctx, cmd, c"sb".as_ptr(), key, a, al),
-                },
-                [a, b] => match (c(a), c(b)) {
-                    (C::S(a), C::S(b)) => replicate(ctx, cmd, c"sss".as_ptr(), key, a, b),
-                    (C::S(a), C::B(b, bl)) => replicate(ctx, cmd, c"ssb".as_ptr(), key, a, b, bl),
-                    (C::B(a, al), C::S(b)) => replicate(ctx, cmd, c"sbs".as_ptr(), key, a, al, b),
-                    (C::B(a, al), C::B(b, bl)) => {
-                        replicate(ctx, cmd, c"sbb".as_ptr(), key, a, al, b, bl)
-                    }
-                },
-                [a, b, d] => match (c(a), c(b), c(d)) {
-                    (C::S(a), C::S(b), C::S(d)) => {
-                        replicate(ctx, cmd, c"ssss".as_ptr(), key, a, b, d)
-                    }
-                    (C::S(a), C::S(b), C::B(d, dl)) => {
-                        replicate(ctx, cmd, c"sssb".as_ptr(), key, a, b, d, dl)
-                    }
-                    (C::B(a, al), C::S(b), C::B(d, dl)) => {
-                        replicate(ctx, cmd, c"sbsb".as_ptr(), key, a, al, b, d, dl)
-                    }
-                    (C::B(a, al), C::S(b), C::S(d)) => {
-                        replicate(ctx, cmd, c"sbss".as_ptr(), key, a, al, b, d)
-                    }
-                    (C::S(a), C::B(b, bl), C::S(d)) => {
-                        replicate(ctx, cmd, c"ssbs".as_ptr(), key, a, b, bl, d)
-                    }
-                    (C::S(a), C::B(b, bl), C::B(d, dl)) => {
-                        replicate(ctx, cmd, c"ssbb".as_ptr(), key, a, b, bl, d, dl)
-                    }
-                    (C::B(a, al), C::B(b, bl), C::S(d)) => {
-                        replicate(ctx, cmd, c"sbbs".as_ptr(), key, a, al, b, bl, d)
-                    }
-                    (C::B(a, al), C::B(b, bl), C::B(d, dl)) => {
-                        replicate(ctx, cmd, c"sbbb".as_ptr(), key, a, al, b, bl, d, dl)
-                    }
-                },
-                _ => return Err(c"ERR floor: too many parts to replicate"),
+            api!(RedisModule_Replicate)(
+                self.ptr.as_ptr(),
+                command.as_ptr(),
+                c"s".as_ptr(),
+                key.ptr.as_ptr(),
+            )
+        };
+        replicated(status)
+    }
+
+    /// `SET key value PXAT at`.
+    #[inline]
+    pub fn replicate_set_pxat(
+        self,
+        key: Str<'c>,
+        value: Value<'_>,
+        at: &[u8],
+    ) -> Result<(), Refusal> {
+        let (ctx, set, key, pxat) = (
+            self.ptr.as_ptr(),
+            c"SET".as_ptr(),
+            key.ptr.as_ptr(),
+            Word::Pxat.raw(),
+        );
+        let (at, at_len) = (at.as_ptr().cast::<c_char>(), at.len());
+        // SAFETY: each format names exactly the arguments passed after it; every string is
+        // live and every buffer lives across the call, which copies or retains what it keeps.
+        let status = unsafe {
+            match value {
+                Value::Str(value) => api!(RedisModule_Replicate)(
+                    ctx,
+                    set,
+                    c"sssb".as_ptr(),
+                    key,
+                    value.ptr.as_ptr(),
+                    pxat,
+                    at,
+                    at_len,
+                ),
+                Value::Bytes(value) => api!(RedisModule_Replicate)(
+                    ctx,
+                    set,
+                    c"sbsb".as_ptr(),
+                    key,
+                    value.as_ptr().cast::<c_char>(),
+                    value.len(),
+                    pxat,
+                    at,
+                    at_len,
+                ),
             }
         };
-        if status == raw::REDISMODULE_OK as c_int {
-            Ok(())
-        } else {
-            Err(c"ERR floor: the server refused to replicate")
-        }
+        replicated(status)
+    }
+
+    /// `SET key value KEEPTTL`.
+    #[inline]
+    pub fn replicate_set_keepttl(self, key: Str<'c>, value: &[u8]) -> Result<(), Refusal> {
+        // SAFETY: as `replicate_set_pxat`.
+        let status = unsafe {
+            api!(RedisModule_Replicate)(
+                self.ptr.as_ptr(),
+                c"SET".as_ptr(),
+                c"sbs".as_ptr(),
+                key.ptr.as_ptr(),
+                value.as_ptr().cast::<c_char>(),
+                value.len(),
+                Word::Keepttl.raw(),
+            )
+        };
+        replicated(status)
+    }
+
+    /// `PEXPIREAT key at`.
+    #[inline]
+    pub fn replicate_pexpireat(self, key: Str<'c>, at: &[u8]) -> Result<(), Refusal> {
+        // SAFETY: as `replicate_set_pxat`.
+        let status = unsafe {
+            api!(RedisModule_Replicate)(
+                self.ptr.as_ptr(),
+                c"PEXPIREAT".as_ptr(),
+                c"sb".as_ptr(),
+                key.ptr.as_ptr(),
+                at.as_ptr().cast::<c_char>(),
+                at.len(),
+            )
+        };
+        replicated(status)
+    }
+
+    /// `ZADD key score member`, both the client's own strings.
+    #[inline]
+    pub fn replicate_zadd(
+        self,
+        key: Str<'c>,
+        score: Str<'c>,
+        member: Str<'c>,
+    ) -> Result<(), Refusal> {
+        // SAFETY: as `replicate_set_pxat`.
+        let status = unsafe {
+            api!(RedisModule_Replicate)(
+                self.ptr.as_ptr(),
+                c"ZADD".as_ptr(),
+                c"sss".as_ptr(),
+                key.ptr.as_ptr(),
+                score.ptr.as_ptr(),
+                member.ptr.as_ptr(),
+            )
+        };
+        replicated(status)
+    }
+
+    /// `ZREMRANGEBYSCORE key -inf through`.
+    #[inline]
+    pub fn replicate_zremrangebyscore(self, key: Str<'c>, through: &[u8]) -> Result<(), Refusal> {
+        // SAFETY: as `replicate_set_pxat`.
+        let status = unsafe {
+            api!(RedisModule_Replicate)(
+                self.ptr.as_ptr(),
+                c"ZREMRANGEBYSCORE".as_ptr(),
+                c"ssb".as_ptr(),
+                key.ptr.as_ptr(),
+                Word::MinusInf.raw(),
+                through.as_ptr().cast::<c_char>(),
+                through.len(),
+            )
+        };
+        replicated(status)
     }
 
     #[inline]
@@ -322,6 +373,16 @@ impl<'c> Ctx<'c> {
         unsafe {
             api!(RedisModule_ReplyWithError)(self.ptr.as_ptr(), text.as_ptr());
         }
+    }
+}
+
+/// What `RedisModule_Replicate` said.
+#[inline]
+fn replicated(status: c_int) -> Result<(), Refusal> {
+    if status == raw::REDISMODULE_OK as c_int {
+        Ok(())
+    } else {
+        Err(c"ERR floor: the server refused to replicate")
     }
 }
 
@@ -391,6 +452,20 @@ impl<'c> Key<'c> {
         }
     }
 
+    /// Makes the key a string holding `value`, a string of the server's (the client's own
+    /// argument): the server takes it by reference count, or copies it, as SET takes its
+    /// argument. Only for a missing key: any TTL it had would be dropped.
+    #[inline]
+    pub fn set_string(&mut self, value: Str<'_>) -> Result<(), Refusal> {
+        // SAFETY: an open key and a live string.
+        let status = unsafe { api!(RedisModule_StringSet)(self.ptr.as_ptr(), value.ptr.as_ptr()) };
+        if status == raw::REDISMODULE_OK as c_int {
+            Ok(())
+        } else {
+            Err(c"ERR floor: the string was not set")
+        }
+    }
+
     /// Arms the TTL at `at_ms` (Unix milliseconds).
     #[inline]
     pub fn set_abs_expire(&mut self, at_ms: i64) -> Result<(), Refusal> {
@@ -410,15 +485,6 @@ impl<'c> Key<'c> {
         // SAFETY: an open key that exists (the caller's promise).
         let left = unsafe { api!(RedisModule_GetExpire)(self.ptr.as_ptr()) };
         (left != raw::REDISMODULE_NO_EXPIRE as i64).then_some(left)
-    }
-
-    /// Unlinks the key (freed in the background where the server can).
-    #[inline]
-    pub fn unlink(&mut self) {
-        // SAFETY: an open key.
-        unsafe {
-            api!(RedisModule_UnlinkKey)(self.ptr.as_ptr());
-        }
     }
 
     /// Deletes the key as the server's DEL of one key does.
@@ -616,9 +682,9 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
             RedisModule_ReplyWithError,
             RedisModule_StringDMA,
             RedisModule_StringTruncate,
+            RedisModule_StringSet,
             RedisModule_SetAbsExpire,
             RedisModule_GetExpire,
-            RedisModule_UnlinkKey,
             RedisModule_DeleteKey,
             RedisModule_ValueLength,
             RedisModule_ZsetAdd,

@@ -7,7 +7,7 @@
 //! Each write is said as Goblin says it (`src/effects.rs`): the same events, the same
 //! replicated effect; the key is signalled as modified when it is closed.
 
-use crate::api::{Class, Command, Ctx, Key, Member, Part, Refusal, Str, Word};
+use crate::api::{Class, Command, Ctx, Key, Member, Refusal, Str, Value};
 use crate::text::{parse, Digits};
 
 const NOT_MADE_FOR: Refusal = c"ERR floor: not the call of the benchmark's workload";
@@ -56,15 +56,7 @@ fn counter_hit(
         ctx.notify(Class::String, c"incrby", name);
         ctx.notify(Class::Generic, c"expire", name);
         let at = Digits::of(at_ms);
-        ctx.replicate(
-            c"SET",
-            name,
-            &[
-                Part::Bytes(b"1"),
-                Part::Word(Word::Pxat),
-                Part::Bytes(at.bytes()),
-            ],
-        )?;
+        ctx.replicate_set_pxat(name, Value::Bytes(b"1"), at.bytes())?;
         return Ok((1, true));
     }
     let value = parse(bytes).ok_or(NOT_MADE_FOR)? + 1;
@@ -75,7 +67,7 @@ fn counter_hit(
         key.resize_and_write(text.bytes())?;
     }
     ctx.notify(Class::String, c"incrby", name);
-    ctx.replicate(c"INCR", name, &[])?;
+    ctx.replicate_key(c"INCR", name)?;
     Ok((value, false))
 }
 
@@ -142,23 +134,19 @@ impl Command for Zwindow {
                 return Err(NOT_MADE_FOR);
             }
             let through = Digits::of(cutoff as i64);
-            ctx.replicate(
-                c"ZREMRANGEBYSCORE",
-                name,
-                &[Part::Word(Word::MinusInf), Part::Bytes(through.bytes())],
-            )?;
+            ctx.replicate_zremrangebyscore(name, through.bytes())?;
         }
         // The count a limiter decides on: every sliding log reads it.
         let _in_window = key.len();
         key.zadd(now, member)?;
         ctx.notify(Class::SortedSet, c"zadd", name);
         // The client's own text is the score's shortest decimal here (an integer).
-        ctx.replicate(c"ZADD", name, &[Part::Str(now_arg), Part::Str(member)])?;
+        ctx.replicate_zadd(name, now_arg, member)?;
         let at_ms = ctx.now_ms() + 10_000_000;
         key.set_abs_expire(at_ms)?;
         ctx.notify(Class::Generic, c"expire", name);
         let at = Digits::of(at_ms);
-        ctx.replicate(c"PEXPIREAT", name, &[Part::Bytes(at.bytes())])?;
+        ctx.replicate_pexpireat(name, at.bytes())?;
         ctx.reply_int(1);
         Ok(())
     }
@@ -215,15 +203,7 @@ impl Command for Swindow {
         ctx.notify(Class::String, c"swindow", name);
         ctx.notify(Class::Generic, c"expire", name);
         let at = Digits::of(expires_at);
-        ctx.replicate(
-            c"SET",
-            name,
-            &[
-                Part::Bytes(text),
-                Part::Word(Word::Pxat),
-                Part::Bytes(at.bytes()),
-            ],
-        )?;
+        ctx.replicate_set_pxat(name, Value::Bytes(text), at.bytes())?;
         let previous_ttl = if previous > 0 { end - now } else { 0 };
         ctx.reply_ints(&[1, previous, previous_ttl, current, expires_at - now]);
         Ok(())
@@ -265,15 +245,7 @@ fn throttle(ctx: Ctx<'_>, name: Str<'_>, policy: Policy, now_us: i64) -> Result<
     ctx.notify(Class::String, c"gcra", name);
     ctx.notify(Class::Generic, c"expire", name);
     let at = Digits::of(at_ms);
-    ctx.replicate(
-        c"SET",
-        name,
-        &[
-            Part::Bytes(text.bytes()),
-            Part::Word(Word::Pxat),
-            Part::Bytes(at.bytes()),
-        ],
-    )?;
+    ctx.replicate_set_pxat(name, Value::Bytes(text.bytes()), at.bytes())?;
     let ttl = tat - now_us;
     let headroom = policy.capacity * policy.emission - ttl;
     let remaining = if headroom > -policy.emission {
@@ -346,7 +318,7 @@ impl Command for Lock {
         let mut key = ctx.open(name)?;
         let held = key.string().ok_or(WRONGTYPE)?;
         if held.is_empty() {
-            key.resize_and_write(token.bytes())?;
+            key.set_string(token)?;
         } else if held != token.bytes() {
             return Err(NOT_MADE_FOR);
         }
@@ -356,15 +328,7 @@ impl Command for Lock {
         ctx.notify(Class::String, c"set", name);
         ctx.notify(Class::Generic, c"expire", name);
         let at = Digits::of(at_ms);
-        ctx.replicate(
-            c"SET",
-            name,
-            &[
-                Part::Str(token),
-                Part::Word(Word::Pxat),
-                Part::Bytes(at.bytes()),
-            ],
-        )?;
+        ctx.replicate_set_pxat(name, Value::Str(token), at.bytes())?;
         ctx.reply_ok();
         Ok(())
     }
@@ -382,7 +346,8 @@ impl Command for Cad {
             ctx.reply_int(0);
             return Ok(());
         }
-        key.unlink();
+        // A string: deleting it never blocks, unlinking buys nothing.
+        key.delete();
         deleted(ctx, name)
     }
 }
@@ -391,7 +356,7 @@ impl Command for Cad {
 #[inline]
 fn deleted(ctx: Ctx<'_>, name: Str<'_>) -> Result<(), Refusal> {
     ctx.notify(Class::Generic, c"del", name);
-    ctx.replicate(c"DEL", name, &[])?;
+    ctx.replicate_key(c"DEL", name)?;
     ctx.reply_int(1);
     Ok(())
 }
@@ -418,7 +383,7 @@ impl Command for Extend {
         key.set_abs_expire(at_ms)?;
         ctx.notify(Class::Generic, c"expire", name);
         let at = Digits::of(at_ms);
-        ctx.replicate(c"PEXPIREAT", name, &[Part::Bytes(at.bytes())])?;
+        ctx.replicate_pexpireat(name, at.bytes())?;
         ctx.reply_int(1);
         Ok(())
     }
@@ -439,15 +404,7 @@ impl Command for StandInIncrex {
             let at_ms = ctx.now_ms() + 60_000;
             key.set_abs_expire(at_ms)?;
             let at = Digits::of(at_ms);
-            ctx.replicate(
-                c"SET",
-                name,
-                &[
-                    Part::Bytes(b"1"),
-                    Part::Word(Word::Pxat),
-                    Part::Bytes(at.bytes()),
-                ],
-            )?;
+            ctx.replicate_set_pxat(name, Value::Bytes(b"1"), at.bytes())?;
             ctx.notify(Class::String, c"incrby", name);
             ctx.notify(Class::Generic, c"expire", name);
             ctx.reply_ints(&[1, 1]);
@@ -462,11 +419,7 @@ impl Command for StandInIncrex {
         }
         // ENX: the TTL is read, as the native reads it, and kept.
         key.ttl_ms().ok_or(NOT_MADE_FOR)?;
-        ctx.replicate(
-            c"SET",
-            name,
-            &[Part::Bytes(text.bytes()), Part::Word(Word::Keepttl)],
-        )?;
+        ctx.replicate_set_keepttl(name, text.bytes())?;
         ctx.notify(Class::String, c"incrby", name);
         ctx.reply_ints(&[value, 1]);
         Ok(())

@@ -471,9 +471,11 @@ fn call(template: &str, key: &str, index: usize, sha: &str) -> Vec<String> {
     template
         .split_whitespace()
         .map(|word| {
-            word.replace("KEY", key)
-                .replace("SHA", sha)
-                .replace('#', &index.to_string())
+            // `SHA` is a whole word only: EVALSHA holds it too.
+            if word == "SHA" {
+                return sha.to_string();
+            }
+            word.replace("KEY", key).replace('#', &index.to_string())
         })
         .collect()
 }
