@@ -70,7 +70,9 @@ fuzz_target!(|data: &[u8]| {
     // Several windows on two keys (one maybe named twice), all or nothing.
     let standing = [
         standing,
-        data[40].is_multiple_of(3).then_some((limit.rem_euclid(100), left)),
+        data[40]
+            .is_multiple_of(3)
+            .then_some((limit.rem_euclid(100), left)),
     ];
     let groups = [
         Group {
