@@ -5,7 +5,9 @@
 #                 (SERVER=valkey91|redis82|redis70|redis810)
 #   make lint     rustfmt and clippy, warnings as errors
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
-#   make bench    the benchmark: bench/results/latest.md and latest.png
+#   make bench    the benchmark: bench/results/latest.md and latest.png, then make instructions
+#   make instructions  instructions per call against the floor module and the natives, and
+#                 throughput beside them: bench/results/instructions.md
 #   make image-test  build docker/Dockerfile on a private Docker daemon and check the image
 #                 from inside a container (root; docs/container.md)
 
@@ -14,7 +16,7 @@ PORT ?= 6379
 MODULE := $(CURDIR)/target/release/libgoblin.so
 TEST_THREADS ?= 4
 
-.PHONY: all deps build test unit integration lint run bench bench-smoke fuzz clean
+.PHONY: all deps build test unit integration lint run bench bench-smoke fuzz clean floor instructions
 
 all: build
 
@@ -49,10 +51,21 @@ fuzz:
 			-- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
 
-bench: build
+bench: build floor
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
 	bash bench/python/run.sh
 	bash bench/node/run.sh
+	bash scripts/instructions.sh
+
+# The floor module (bench/floor): only the benchmark builds it, into target/floor; make test
+# never does (it is no member of the workspace).
+FLOOR := --manifest-path bench/floor/Cargo.toml --target-dir target/floor
+floor:
+	cargo build --release $(FLOOR)
+
+# Instructions per call under callgrind: Goblin, its floor, the natives (about 15 minutes).
+instructions: build floor
+	bash scripts/instructions.sh $(INSTRUCTIONS_ARGS)
 
 # docker/Dockerfile, unmodified, built on local stand-ins of its base images and run with no
 # network; installs docker.io and debuerreotype if missing (docs/container.md).
@@ -65,6 +78,8 @@ lint: deps
 	cargo clippy --workspace --all-targets -- -D warnings
 	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
+	cargo fmt --manifest-path bench/floor/Cargo.toml -- --check
+	cargo clippy --release $(FLOOR) --all-targets -- -D warnings
 	bash scripts/python.sh venv-apps
 	.servers/venv-apps/bin/ruff check python examples/python bench/python
 	.servers/venv-apps/bin/ruff format --check python examples/python bench/python

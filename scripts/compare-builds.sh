@@ -3,7 +3,7 @@
 #
 #   scripts/compare-builds.sh REV [SERVER] [ROUNDS]        throughput (redis-benchmark)
 #   scripts/compare-builds.sh --instructions REV [SERVER]  instructions per call (callgrind),
-#                                                         and bench/results/instructions.md
+#                                                         and bench/results/builds.md
 #
 # SERVER is redis82 by default. REV is built once in a worktree under target/compare/ (ignored,
 # never committed).
@@ -83,7 +83,7 @@ if [ $mode = instructions ]; then
     # Against the natives: the whole of the server's call() per command (the command, its
     # keyspace work, its propagation), on Redis 8.10 built with GCRA, which has GCRA and INCREX
     # of its own; the INCREX stand-in on Redis 8.2, which lacks INCREX. 20,000 calls over 1,000
-    # keys, every call allowed. Written as markdown to bench/results/instructions.md.
+    # keys, every call allowed. Written as markdown to bench/results/builds.md.
     percall() { # binary module "COMMAND with KEY" -> call()'s instructions per call
         local out="$work/callgrind.$RANDOM" port=27632 n=20000
         awk -v n=$n -v t="$3" 'BEGIN {for (i = 0; i < n; i++) {s = t; gsub("KEY", "k:" i % 1000, s); print s}}' |
@@ -103,7 +103,7 @@ if [ $mode = instructions ]; then
     }
     gcra_build=$(cargo run -q --release -p goblin-testkit --bin server-path -- redis810-gcra)
     redis82=$(cargo run -q --release -p goblin-testkit --bin server-path -- redis82)
-    table="$root/bench/results/instructions.md"
+    table="$root/bench/results/builds.md"
     # The natives beside each build: a loaded module's keyspace-event subscription costs the
     # server's own commands too.
     native() { # "command" -> "before now"

@@ -17,7 +17,7 @@ use goblin_core::zwindow::{self, Eviction, WindowExpiry, Zadded};
 use smallvec::SmallVec;
 
 use crate::server::{
-    lazyfree_lazy_expire, Arg, Ctx, EventClass, Key, KeyKind, MAX_REPLICATED_ARGS,
+    lazyfree_lazy_expire, Arg, Ctx, EventClass, Key, KeyKind, Word, MAX_REPLICATED_ARGS,
 };
 
 /// Defines the core commands effects are replicated as, and the list of their names that the
@@ -106,9 +106,11 @@ impl Effect<'_> {
         match *self {
             Effect::SetPxat { value, at_ms } => {
                 let at = Decimal::integer(at_ms);
-                ctx.replicate(command, key, &[value, b"PXAT", at.as_bytes()]);
+                ctx.replicate_with_word(command, key, Some(value), Word::Pxat, Some(at.as_bytes()));
             }
-            Effect::SetKeepTtl { value } => ctx.replicate(command, key, &[value, b"KEEPTTL"]),
+            Effect::SetKeepTtl { value } => {
+                ctx.replicate_with_word(command, key, Some(value), Word::Keepttl, None);
+            }
             Effect::Set { value } => ctx.replicate(command, key, &[value]),
             Effect::Incr | Effect::Del | Effect::Unlink => ctx.replicate(command, key, &[]),
             Effect::Incrby { by } => {
@@ -117,7 +119,13 @@ impl Effect<'_> {
             }
             Effect::ZremRangeThrough { through } => {
                 let through = Decimal::score(through);
-                ctx.replicate(command, key, &[b"-inf", through.as_bytes()]);
+                ctx.replicate_with_word(
+                    command,
+                    key,
+                    None,
+                    Word::MinusInf,
+                    Some(through.as_bytes()),
+                );
             }
             Effect::Zadd { score, members } => {
                 let score = Decimal::score(score);

@@ -81,7 +81,9 @@ impl Command for GoblinCad {
             KeyKind::String => {
                 let holds_token = key.string() == Some(args.value.as_bytes());
                 if holds_token {
-                    effects::deleted(ctx, &mut key, Deletion::Unlink);
+                    // A string's delete never blocks, and RM_DeleteKey costs less than
+                    // RM_UnlinkKey, which weighs the value for a background free first.
+                    effects::deleted(ctx, &mut key, Deletion::AsTheServer);
                 }
                 holds_token
             }

@@ -134,13 +134,13 @@ impl Command for GoblinSwindow {
                 (0, view)
             }
         };
-        let [previous, previous_ttl, current, current_ttl] = counts(&view);
-        Ok(Reply::Array(vec![
-            Reply::Int(admitted),
-            previous,
-            previous_ttl,
-            current,
-            current_ttl,
+        // `[admitted, ...counts]`, on the stack: no allocation per call.
+        Ok(Reply::Ints(smallvec::smallvec![
+            admitted,
+            view.previous,
+            view.previous_ttl_ms,
+            view.current,
+            view.current_ttl_ms,
         ]))
     }
 }

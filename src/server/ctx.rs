@@ -3,7 +3,8 @@
 
 use std::cell::Cell;
 use std::ffi::{c_char, c_int, CStr};
-use std::ptr::NonNull;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use redis_module::raw;
 
@@ -15,6 +16,50 @@ use super::Arg;
 /// The most arguments after the key that one replicated command may have (`SET key value PXAT
 /// ms` has three).
 pub const MAX_REPLICATED_ARGS: usize = 8;
+
+/// A constant word of a replicated effect, made once at load as a string of the module's own:
+/// the server takes it by reference count (the `s` format), where bytes (`b`) would be copied
+/// into a new string object, and freed again, on every call (about 150 instructions a word,
+/// measured against the floor: bench/results/instructions.md).
+#[derive(Debug, Clone, Copy)]
+pub enum Word {
+    Pxat,
+    Keepttl,
+    MinusInf,
+}
+
+static WORDS: [AtomicPtr<raw::RedisModuleString>; 3] = [
+    AtomicPtr::new(ptr::null_mut()),
+    AtomicPtr::new(ptr::null_mut()),
+    AtomicPtr::new(ptr::null_mut()),
+];
+const WORD_TEXT: [&CStr; 3] = [c"PXAT", c"KEEPTTL", c"-inf"];
+
+impl Word {
+    fn text(self) -> &'static CStr {
+        WORD_TEXT[self as usize]
+    }
+
+    /// The word's string, or NULL before the load made it.
+    fn raw(self) -> *mut raw::RedisModuleString {
+        WORDS[self as usize].load(Ordering::Relaxed)
+    }
+}
+
+/// Makes the words, once at load. They live as long as the process: never freed (three small
+/// strings; a module loaded again makes its own).
+pub(super) fn make_words(ctx: *mut raw::RedisModuleCtx) {
+    for (slot, text) in WORDS.iter().zip(WORD_TEXT) {
+        if !slot.load(Ordering::Relaxed).is_null() {
+            continue;
+        }
+        let bytes = text.to_bytes();
+        // SAFETY: a load-time context and a static text the server copies; a NULL result is
+        // kept as NULL, and the word then goes as bytes.
+        let word = unsafe { api!(RedisModule_CreateString)(ctx, text.as_ptr(), bytes.len()) };
+        slot.store(word, Ordering::Relaxed);
+    }
+}
 
 /// Keyspace event classes used by Goblin's notifications.
 #[derive(Clone, Copy)]
@@ -149,6 +194,57 @@ impl Ctx {
             6 => [0 1 2 3 4 5],
             7 => [0 1 2 3 4 5 6],
             8 => [0 1 2 3 4 5 6 7],
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("the server refused to replicate {command:?}");
+        }
+    }
+
+    /// `command key [before] word [after]`, as `replicate` appends it, with `word` by
+    /// reference (its string made at load): SET's `PXAT` and `KEEPTTL`, ZREMRANGEBYSCORE's
+    /// `-inf`. One literal format per shape: nothing built per call.
+    pub fn replicate_with_word(
+        &self,
+        command: &CStr,
+        key: Arg<'_>,
+        before: Option<&[u8]>,
+        word: Word,
+        after: Option<&[u8]>,
+    ) {
+        let made = word.raw();
+        if made.is_null() {
+            let text = word.text().to_bytes();
+            return match (before, after) {
+                (Some(b), Some(a)) => self.replicate(command, key, &[b, text, a]),
+                (Some(b), None) => self.replicate(command, key, &[b, text]),
+                (None, Some(a)) => self.replicate(command, key, &[text, a]),
+                (None, None) => self.replicate(command, key, &[text]),
+            };
+        }
+        let bytes = |b: &[u8]| {
+            // An empty slice's pointer is dangling: hand the server a real one.
+            let ptr = if b.is_empty() {
+                c"".as_ptr()
+            } else {
+                b.as_ptr().cast::<c_char>()
+            };
+            (ptr, b.len())
+        };
+        let (ctx, cmd, key) = (self.raw(), command.as_ptr(), key.raw());
+        let replicate = api!(RedisModule_Replicate);
+        // SAFETY: each format names exactly the arguments passed after it: "s" a live string
+        // (the key, the client's argument; the word, the module's for its whole life), "b" a
+        // (pointer, length) pair that lives across the call. The server copies or retains
+        // everything before returning.
+        let status = unsafe {
+            match (before.map(bytes), after.map(bytes)) {
+                (Some((b, bl)), Some((a, al))) => {
+                    replicate(ctx, cmd, c"sbsb".as_ptr(), key, b, bl, made, a, al)
+                }
+                (Some((b, bl)), None) => replicate(ctx, cmd, c"sbs".as_ptr(), key, b, bl, made),
+                (None, Some((a, al))) => replicate(ctx, cmd, c"ssb".as_ptr(), key, made, a, al),
+                (None, None) => replicate(ctx, cmd, c"ss".as_ptr(), key, made),
+            }
         };
         if status != raw::REDISMODULE_OK as c_int {
             panic!("the server refused to replicate {command:?}");

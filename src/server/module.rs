@@ -132,6 +132,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     let loaded = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
         let options = Options::parse(args.iter().map(|arg| arg.as_bytes()))?;
         super::host::detect(ctx);
+        super::ctx::make_words(ctx);
         if !super::long_double::init() {
             return Err("this server lacks the module API's long double functions".into());
         }

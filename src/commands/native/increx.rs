@@ -26,6 +26,7 @@ use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;
 use crate::server::{host, Arg, Args, Ctx, Family, Key, KeyKind, LongDouble, Reply};
+use smallvec::{smallvec, SmallVec};
 
 pub struct Increx;
 
@@ -209,8 +210,11 @@ impl<'call> Scanned<'call> {
 trait Number: Amount {
     fn read(ctx: &Ctx, stored: &[u8]) -> Result<Self, CommandError>;
     fn zero() -> Self;
-    fn stored(self, ctx: &Ctx) -> Vec<u8>;
+    /// The value's text as stored (on the stack for an integer: no allocation per call).
+    fn stored(self, ctx: &Ctx) -> SmallVec<[u8; 24]>;
     fn reply<'call>(self) -> Reply<'call>;
+    /// The reply `[value, applied]` (an integer pair on the stack, as GOBLIN.GCRA's).
+    fn pair<'call>(value: Self, applied: Self) -> Reply<'call>;
     /// The keyspace event of the write.
     const EVENT: &'static std::ffi::CStr;
     const APPLIED_OVERFLOW: CommandError;
@@ -223,11 +227,14 @@ impl Number for i64 {
     fn zero() -> i64 {
         0
     }
-    fn stored(self, _: &Ctx) -> Vec<u8> {
-        Decimal::integer(self).as_bytes().to_vec()
+    fn stored(self, _: &Ctx) -> SmallVec<[u8; 24]> {
+        SmallVec::from_slice(Decimal::integer(self).as_bytes())
     }
     fn reply<'call>(self) -> Reply<'call> {
         Reply::Int(self)
+    }
+    fn pair<'call>(value: i64, applied: i64) -> Reply<'call> {
+        Reply::Ints(smallvec![value, applied])
     }
     const EVENT: &'static std::ffi::CStr = c"incrby";
     const APPLIED_OVERFLOW: CommandError = APPLIED_OVERFLOW;
@@ -244,11 +251,14 @@ impl Number for LongDouble {
     fn zero() -> LongDouble {
         LongDouble::from_i64(0)
     }
-    fn stored(self, ctx: &Ctx) -> Vec<u8> {
-        self.human(ctx)
+    fn stored(self, ctx: &Ctx) -> SmallVec<[u8; 24]> {
+        SmallVec::from_vec(self.human(ctx))
     }
     fn reply<'call>(self) -> Reply<'call> {
         Reply::LongDouble(self)
+    }
+    fn pair<'call>(value: LongDouble, applied: LongDouble) -> Reply<'call> {
+        Reply::Array(vec![value.reply(), applied.reply()])
     }
     const EVENT: &'static std::ffi::CStr = c"incrbyfloat";
     const APPLIED_OVERFLOW: CommandError = APPLIED_INFINITE;
@@ -269,24 +279,25 @@ fn count<N: Number>(
         Some(stored) => N::read(ctx, stored)?,
         None => N::zero(),
     };
-    let unchanged = Reply::Array(vec![old.reply(), N::zero().reply()]);
+    // Made only when it is the reply.
+    let unchanged = || N::pair(old, N::zero());
     let skipped = match args.presence {
         Presence::Always => false,
         Presence::IfMissing => existed,
         Presence::IfPresent => !existed,
     };
     if skipped {
-        return Ok(unchanged);
+        return Ok(unchanged());
     }
     let (value, applied) = match increment(old, by, bounds, args.saturate) {
         Increment::Applied { value, applied } => (value, applied),
-        Increment::Rejected => return Ok(unchanged),
+        Increment::Rejected => return Ok(unchanged()),
         Increment::AppliedOverflow => return Err(N::APPLIED_OVERFLOW),
     };
     let had_ttl = existed && key.has_ttl();
     let change = ttl_change(expiry, had_ttl, ctx.now_ms());
     effects::stored_number(ctx, key, &value.stored(ctx), N::EVENT, change, existed);
-    Ok(Reply::Array(vec![value.reply(), applied.reply()]))
+    Ok(N::pair(value, applied))
 }
 
 impl Command for Increx {
