@@ -1374,8 +1374,21 @@ fn main() {
         Vec::new()
     };
     let markdown = report(&config, &rows, &counted, &speeds);
+    /// Where the generated part of the results file ends and the part written by hand begins.
+    const HAND_WRITTEN: &str = "\n## Report";
     match &config.out {
         Some(out) => {
+            // The hand-written report under `## Report` (where the rest over the floor goes)
+            // is kept: only the tables above it are generated.
+            let kept = std::fs::read_to_string(out)
+                .ok()
+                .and_then(|old| old.find(HAND_WRITTEN).map(|at| old[at..].to_string()))
+                .unwrap_or_default();
+            let markdown = if kept.is_empty() {
+                markdown
+            } else {
+                format!("{}\n{kept}", markdown.trim_end())
+            };
             std::fs::write(out, &markdown).expect("write the report");
             eprintln!("instructions: wrote {}", out.display());
         }
