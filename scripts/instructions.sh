@@ -16,8 +16,16 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
+# valgrind (callgrind and its tools), installed with apt-get when missing and we are root.
+if ! command -v valgrind >/dev/null || ! command -v callgrind_annotate >/dev/null; then
+    if [ "$(id -u)" = 0 ]; then
+        echo "instructions.sh: installing valgrind with apt-get"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null
+    fi
+fi
 for tool in valgrind callgrind_control callgrind_annotate; do
-    command -v $tool >/dev/null || { echo "$tool not found (Debian: apt install valgrind)"; exit 1; }
+    command -v $tool >/dev/null || { echo "$tool not found (Debian: apt-get install valgrind)"; exit 1; }
 done
 cargo build --release -q
 cargo build --release -q --manifest-path bench/floor/Cargo.toml --target-dir target/floor

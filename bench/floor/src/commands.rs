@@ -8,7 +8,8 @@
 //! replicated effect; the key is signalled as modified when it is closed.
 
 use crate::api::{Class, Command, Ctx, Key, Member, Refusal, Str, Value};
-use crate::text::{parse, Digits};
+use crate::text::parse;
+use goblin_core::decimal::Decimal;
 
 const NOT_MADE_FOR: Refusal = c"ERR floor: not the call of the benchmark's workload";
 const WRONGTYPE: Refusal = c"WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -55,16 +56,16 @@ fn counter_hit(
         key.set_abs_expire(at_ms)?;
         ctx.notify(Class::String, c"incrby", name);
         ctx.notify(Class::Generic, c"expire", name);
-        let at = Digits::of(at_ms);
-        ctx.replicate_set_pxat(name, Value::Bytes(b"1"), at.bytes())?;
+        let at = Decimal::integer(at_ms);
+        ctx.replicate_set_pxat(name, Value::Bytes(b"1"), at.as_bytes())?;
         return Ok((1, true));
     }
     let value = parse(bytes).ok_or(NOT_MADE_FOR)? + 1;
-    let text = Digits::of(value);
-    if text.bytes().len() == bytes.len() {
-        bytes.copy_from_slice(text.bytes());
+    let text = Decimal::integer(value);
+    if text.as_bytes().len() == bytes.len() {
+        bytes.copy_from_slice(text.as_bytes());
     } else {
-        key.resize_and_write(text.bytes())?;
+        key.resize_and_write(text.as_bytes())?;
     }
     ctx.notify(Class::String, c"incrby", name);
     ctx.replicate_key(c"INCR", name)?;
@@ -133,8 +134,8 @@ impl Command for Zwindow {
             if !(cutoff >= 0.0 && cutoff.fract() == 0.0) {
                 return Err(NOT_MADE_FOR);
             }
-            let through = Digits::of(cutoff as i64);
-            ctx.replicate_zremrangebyscore(name, through.bytes())?;
+            let through = Decimal::integer(cutoff as i64);
+            ctx.replicate_zremrangebyscore(name, through.as_bytes())?;
         }
         // The count a limiter decides on: every sliding log reads it.
         let _in_window = key.len();
@@ -145,8 +146,8 @@ impl Command for Zwindow {
         let at_ms = ctx.now_ms() + 10_000_000;
         key.set_abs_expire(at_ms)?;
         ctx.notify(Class::Generic, c"expire", name);
-        let at = Digits::of(at_ms);
-        ctx.replicate_pexpireat(name, at.bytes())?;
+        let at = Decimal::integer(at_ms);
+        ctx.replicate_pexpireat(name, at.as_bytes())?;
         ctx.reply_int(1);
         Ok(())
     }
@@ -193,17 +194,17 @@ impl Command for Swindow {
                 text[len] = b':';
                 len += 1;
             }
-            let digits = Digits::of(number);
-            text[len..len + digits.bytes().len()].copy_from_slice(digits.bytes());
-            len += digits.bytes().len();
+            let digits = Decimal::integer(number);
+            text[len..len + digits.as_bytes().len()].copy_from_slice(digits.as_bytes());
+            len += digits.as_bytes().len();
         }
         let text = &text[..len];
         store(&mut key, held, text)?;
         key.set_abs_expire(expires_at)?;
         ctx.notify(Class::String, c"swindow", name);
         ctx.notify(Class::Generic, c"expire", name);
-        let at = Digits::of(expires_at);
-        ctx.replicate_set_pxat(name, Value::Bytes(text), at.bytes())?;
+        let at = Decimal::integer(expires_at);
+        ctx.replicate_set_pxat(name, Value::Bytes(text), at.as_bytes())?;
         let previous_ttl = if previous > 0 { end - now } else { 0 };
         ctx.reply_ints(&[1, previous, previous_ttl, current, expires_at - now]);
         Ok(())
@@ -238,14 +239,14 @@ fn throttle(ctx: Ctx<'_>, name: Str<'_>, policy: Policy, now_us: i64) -> Result<
         parse(bytes).ok_or(NOT_MADE_FOR)?.max(now_us)
     };
     let tat = base + policy.emission;
-    let text = Digits::of(tat);
-    store(&mut key, held, text.bytes())?;
+    let text = Decimal::integer(tat);
+    store(&mut key, held, text.as_bytes())?;
     let at_ms = tat / 1000;
     key.set_abs_expire(at_ms)?;
     ctx.notify(Class::String, c"gcra", name);
     ctx.notify(Class::Generic, c"expire", name);
-    let at = Digits::of(at_ms);
-    ctx.replicate_set_pxat(name, Value::Bytes(text.bytes()), at.bytes())?;
+    let at = Decimal::integer(at_ms);
+    ctx.replicate_set_pxat(name, Value::Bytes(text.as_bytes()), at.as_bytes())?;
     let ttl = tat - now_us;
     let headroom = policy.capacity * policy.emission - ttl;
     let remaining = if headroom > -policy.emission {
@@ -327,8 +328,8 @@ impl Command for Lock {
         key.set_abs_expire(at_ms)?;
         ctx.notify(Class::String, c"set", name);
         ctx.notify(Class::Generic, c"expire", name);
-        let at = Digits::of(at_ms);
-        ctx.replicate_set_pxat(name, Value::Str(token), at.bytes())?;
+        let at = Decimal::integer(at_ms);
+        ctx.replicate_set_pxat(name, Value::Str(token), at.as_bytes())?;
         ctx.reply_ok();
         Ok(())
     }
@@ -382,8 +383,8 @@ impl Command for Extend {
         let at_ms = ctx.now_ms() + left + 30_000;
         key.set_abs_expire(at_ms)?;
         ctx.notify(Class::Generic, c"expire", name);
-        let at = Digits::of(at_ms);
-        ctx.replicate_pexpireat(name, at.bytes())?;
+        let at = Decimal::integer(at_ms);
+        ctx.replicate_pexpireat(name, at.as_bytes())?;
         ctx.reply_int(1);
         Ok(())
     }
@@ -403,23 +404,23 @@ impl Command for StandInIncrex {
             key.resize_and_write(b"1")?;
             let at_ms = ctx.now_ms() + 60_000;
             key.set_abs_expire(at_ms)?;
-            let at = Digits::of(at_ms);
-            ctx.replicate_set_pxat(name, Value::Bytes(b"1"), at.bytes())?;
+            let at = Decimal::integer(at_ms);
+            ctx.replicate_set_pxat(name, Value::Bytes(b"1"), at.as_bytes())?;
             ctx.notify(Class::String, c"incrby", name);
             ctx.notify(Class::Generic, c"expire", name);
             ctx.reply_ints(&[1, 1]);
             return Ok(());
         }
         let value = parse(bytes).ok_or(NOT_MADE_FOR)? + 1;
-        let text = Digits::of(value);
-        if text.bytes().len() == bytes.len() {
-            bytes.copy_from_slice(text.bytes());
+        let text = Decimal::integer(value);
+        if text.as_bytes().len() == bytes.len() {
+            bytes.copy_from_slice(text.as_bytes());
         } else {
-            key.resize_and_write(text.bytes())?;
+            key.resize_and_write(text.as_bytes())?;
         }
         // ENX: the TTL is read, as the native reads it, and kept.
         key.ttl_ms().ok_or(NOT_MADE_FOR)?;
-        ctx.replicate_set_keepttl(name, text.bytes())?;
+        ctx.replicate_set_keepttl(name, text.as_bytes())?;
         ctx.notify(Class::String, c"incrby", name);
         ctx.reply_ints(&[value, 1]);
         Ok(())
