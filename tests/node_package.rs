@@ -66,14 +66,24 @@ fn run(dir: &Path, program: &str, args: &[&str], env: &[(&str, String)]) -> Stri
 }
 
 /// A new project in `scratch` that `npm install`s `spec` (a tarball, or a folder) with `flags`.
+/// It depends on rate-limiter-flexible, the package's one required peer, at the version node/
+/// pins (so that it installs from npm's cache), as an application that uses it has it.
 fn app_installing(scratch: &Path, spec: &str, flags: &[&str]) -> std::path::PathBuf {
     let app = scratch.join("app");
     std::fs::create_dir_all(&app).expect("app dir");
-    std::fs::write(
-        app.join("package.json"),
-        "{ \"name\": \"app\", \"private\": true }\n",
+    let pinned = std::fs::read_to_string(
+        node::package_dir().join("node_modules/rate-limiter-flexible/package.json"),
     )
-    .expect("package.json");
+    .expect("node/'s rate-limiter-flexible");
+    let version = pinned
+        .split("\"version\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').nth(1))
+        .expect("its version");
+    let manifest = format!(
+        "{{ \"name\": \"app\", \"private\": true, \"dependencies\": {{ \"rate-limiter-flexible\": \"{version}\" }} }}\n"
+    );
+    std::fs::write(app.join("package.json"), manifest).expect("package.json");
     run(
         &app,
         "npm",
@@ -83,18 +93,16 @@ fn app_installing(scratch: &Path, spec: &str, flags: &[&str]) -> std::path::Path
     app
 }
 
-/// A new project that depends on the tarball `spec` (installed with no network), and on the
-/// client library and rate-limiter-flexible, which it has as an application has them (here,
-/// links to node/'s).
+/// A new project that depends on the tarball `spec` and on rate-limiter-flexible (installed with
+/// no network), and on the client library, which it has as an application has it (here, a link
+/// to node/'s).
 fn project(scratch: &Path, spec: &str) -> std::path::PathBuf {
     let app = app_installing(scratch, spec, &["--offline"]);
-    for library in ["ioredis", "rate-limiter-flexible"] {
-        std::os::unix::fs::symlink(
-            node::package_dir().join("node_modules").join(library),
-            app.join("node_modules").join(library),
-        )
-        .expect("link a library");
-    }
+    std::os::unix::fs::symlink(
+        node::package_dir().join("node_modules/ioredis"),
+        app.join("node_modules/ioredis"),
+    )
+    .expect("link ioredis");
     app
 }
 
@@ -104,6 +112,7 @@ fn use_it(app: &Path, server: &Server) {
     let cjs = r#"
         const { Mutex, VERSION, MODULE_VERSION } = require('goblin-redis')
         const { RateLimiterGoblin } = require('goblin-redis/rate-limiter-flexible')
+        const root = require('goblin-redis')
         const { GoblinStore } = require('goblin-redis/express')
         const Redis = require('ioredis')
         ;(async () => {
@@ -111,17 +120,17 @@ fn use_it(app: &Path, server: &Server) {
           const mutex = new Mutex(redis, 'packed')
           await mutex.acquire()
           const res = await new RateLimiterGoblin({ storeClient: redis, points: 5, duration: 5 }).consume('packed')
-          console.log('cjs', VERSION, MODULE_VERSION, mutex.isAcquired, res.remainingPoints, typeof GoblinStore)
+          console.log('cjs', VERSION, MODULE_VERSION, mutex.isAcquired, res.remainingPoints, typeof GoblinStore, root.RateLimiterGoblin === RateLimiterGoblin)
           await mutex.release()
           redis.disconnect()
         })()
     "#;
     assert_eq!(
         run(app, "node", &["-e", cjs], &port).trim(),
-        "cjs 0.4.0 400 true 4 function"
+        "cjs 0.4.0 400 true 4 function true"
     );
     let esm = r#"
-        import { Semaphore, call, commands } from 'goblin-redis'
+        import { Semaphore, RateLimiterGoblinUnion, call, commands } from 'goblin-redis'
         import { fastifyRateLimit, goblinStore } from 'goblin-redis/fastify'
         import { RateLimiterGoblin } from 'goblin-redis/rate-limiter-flexible'
         import Redis from 'ioredis'
@@ -129,13 +138,13 @@ fn use_it(app: &Path, server: &Server) {
         const semaphore = new Semaphore(redis, 'packed', 2)
         await semaphore.acquire()
         const window = await call(redis, commands.fwindow('packed:fw', 1000))
-        console.log('esm', semaphore.isAcquired, window.count, typeof fastifyRateLimit, typeof goblinStore, typeof RateLimiterGoblin)
+        console.log('esm', semaphore.isAcquired, window.count, typeof fastifyRateLimit, typeof goblinStore, typeof RateLimiterGoblin, typeof RateLimiterGoblinUnion)
         await semaphore.release()
         redis.disconnect()
     "#;
     assert_eq!(
         run(app, "node", &["--input-type=module", "-e", esm], &port).trim(),
-        "esm true 1 function function function"
+        "esm true 1 function function function function"
     );
 }
 

@@ -3,9 +3,11 @@
  * locks, on the application's own ioredis or node-redis client.
  *
  * This entry point has the locks (redis-semaphore's `Mutex`, `Semaphore`, `MultiSemaphore` and
- * their Redlock twins), the command vocabulary (`commands`, sent with `call`) and the package's
- * errors. The rate limiters' stores have an import path each: `goblin-redis/rate-limiter-flexible`,
- * `goblin-redis/fastify`, `goblin-redis/express`, `goblin-redis/nest`.
+ * their Redlock twins), rate-limiter-flexible's `RateLimiterGoblin` and `RateLimiterGoblinUnion`
+ * (rate-limiter-flexible is a peer dependency, installed with the package by npm 7 and later),
+ * the command vocabulary (`commands`, sent with `call`) and the package's errors. Each store also
+ * has an import path of its own: `goblin-redis/rate-limiter-flexible`, `goblin-redis/fastify`,
+ * `goblin-redis/express`, `goblin-redis/nest` (these last three load their frameworks only there).
  */
 export { MODULE_VERSION, VERSION } from './version.js'
 export { GoblinModuleError, LostLockError, TimeoutError } from './errors.js'
@@ -15,4 +17,5 @@ export { type IoredisClient, type NodeRedisClient, type RedisClient, call, check
 export { closeWaiters } from './waiting.js'
 export { type LockLostCallback, type LockOptions, type TimeoutOptions, Lock, defaultTimeoutOptions } from './lock.js'
 export { Mutex, Semaphore, MultiSemaphore } from './mutex.js'
+export { type RateLimiterGoblinOptions, RateLimiterGoblin, RateLimiterGoblinUnion } from './rate-limiter-flexible.js'
 export { RedlockMutex, RedlockSemaphore, RedlockMultiSemaphore } from './redlock.js'
