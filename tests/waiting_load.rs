@@ -101,23 +101,6 @@ fn settled_memory(c: &mut Conn) -> i64 {
     last
 }
 
-/// `used_memory` once it has stopped moving, its clients still connected: the server trims an
-/// idle client's query buffer after 2 s, and a waiter whose command arrived in pieces (a loaded
-/// machine) holds one of its own until then, whatever command it sent.
-fn steady_memory(c: &mut Conn) -> i64 {
-    std::thread::sleep(Duration::from_millis(2500));
-    let mut last = used_memory(c);
-    let settled = wait_until(Duration::from_secs(30), || {
-        std::thread::sleep(Duration::from_millis(200));
-        let now = used_memory(c);
-        let steady = (now - last).abs() < 1024;
-        last = now;
-        steady
-    });
-    assert!(settled, "the server's memory never settled: {last}");
-    last
-}
-
 fn until_waiting(c: &mut Conn, n: i64) {
     assert!(
         wait_until(Duration::from_secs(60), || gauge(c, "goblin_waiting") == n),
@@ -282,7 +265,7 @@ on_every_server! {
             let before = used_memory(c);
             let waiters: Vec<Waiter> = (0..CROWD_SIZE).map(|_| Waiter::send(server.port, args)).collect();
             assert!(wait_until(Duration::from_secs(60), || blocked(c)), "{args:?}: not all blocked");
-            let per_waiter = (steady_memory(c) - before) / CROWD_SIZE as i64;
+            let per_waiter = (used_memory(c) - before) / CROWD_SIZE as i64;
             drop(waiters);
             assert!(wait_until(Duration::from_secs(60), || info_field(c, "clients", "blocked_clients") == "0"));
             per_waiter
