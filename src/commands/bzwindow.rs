@@ -14,7 +14,9 @@ use goblin_core::clock::Now;
 use goblin_core::waitlist::Want;
 use goblin_core::zwindow;
 
-use super::zwindow::{lease_reply, permit_members, step, twins, PermitOptions, Permits};
+use super::zwindow::{
+    lease_reply, permit_members, step, twins, PermitOptions, Permits, SEPARATOR_DOC,
+};
 use crate::error::CommandError;
 use crate::fencing::{self, Fence, Holder};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -60,11 +62,7 @@ impl Command for GoblinBzwindow {
                 .since(c"0.4.0")
                 .summary(c"Wait for permits slots at once, all or nothing: member and its numbered twins.")
                 .optional(),
-            ArgDoc::string(c"separator")
-                .token("SEPARATOR")
-                .since(c"0.4.0")
-                .summary(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.")
-                .optional(),
+            SEPARATOR_DOC,
             ArgDoc::pure_token(c"fence", "FENCE")
                 .since(c"0.4.0")
                 .summary(c"Reply the grant's fencing token instead of 1.")

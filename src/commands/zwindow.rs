@@ -84,11 +84,7 @@ impl Command for GoblinZwindow {
                 .since(c"0.4.0")
                 .summary(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins.")
                 .optional(),
-            ArgDoc::string(c"separator")
-                .token("SEPARATOR")
-                .since(c"0.4.0")
-                .summary(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.")
-                .optional(),
+            SEPARATOR_DOC,
             ArgDoc::pure_token(c"fence", "FENCE")
                 .since(c"0.4.0")
                 .summary(c"Reply a grant's fencing token instead of 1.")
@@ -220,6 +216,13 @@ pub(crate) fn lease_reply(
         }
     }
 }
+
+/// `SEPARATOR sep` as COMMAND DOCS gives it, for GOBLIN.ZWINDOW and GOBLIN.BZWINDOW alike.
+pub(crate) const SEPARATOR_DOC: ArgDoc = ArgDoc::string(c"separator")
+    .token("SEPARATOR")
+    .since(c"0.4.0")
+    .summary(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.")
+    .optional();
 
 /// `PERMITS n` and `SEPARATOR sep` as the lease commands parse them: each once, in any order
 /// among their other options.
