@@ -3,7 +3,8 @@
 //! rack-attack's own Redis store with the same expectations, the limiters, the lock, a server
 //! without the module beside) and the example Rack app driven over HTTP (examples/ruby/); every
 //! test must pass, none skipped, and afterwards the server's commandstats must show no script,
-//! no MULTI and no EXPIRE: every count was one Goblin command. Then the gem as a user installs
+//! no MULTI and no EXPIRE: every count was one Goblin command. Once more on Valkey under RBS's
+//! runtime type checks of ruby/sig/. Then the gem as a user installs
 //! it: `gem build`, and `gem install` of the built gem with no network, into a new gem home.
 
 use goblin_testkit::*;
@@ -69,51 +70,117 @@ fn command_calls(conn: &mut Conn) -> BTreeMap<String, u64> {
         .collect()
 }
 
-on_every_server! {
-    /// ruby/test/ and examples/ruby/test_app.rb in one minitest run, on a server in replica mode
-    /// (its replica, without the module, checks what the gem wrote) and one without the module.
-    fn the_gems_own_tests(flavor: Flavor) {
-        let server = Server::start(flavor);
-        // Without the module: rack-attack's own store runs there, and the ModuleError tests.
-        let bare = Server::builder(flavor).without_module().without_replica().start();
-        let label = format!("{} (ruby/test)", flavor.label());
-        let files = ["test_rack_attack.rb", "test_lock.rb", "test_limiter.rb"]
-            .map(|file| root().join("ruby/test").join(file))
-            .into_iter()
-            .chain([root().join("examples/ruby/test_app.rb")]);
-        let mut command = Command::new("ruby");
-        command
-            .arg("-I")
-            .arg(root().join("ruby/lib"))
-            .args(["-e", "ARGV.each { |file| require file }"])
-            .args(files)
-            .current_dir(root())
-            .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
-            .env("GOBLIN_TEST_BARE", format!("127.0.0.1:{}", bare.port));
-        let (success, output) = ruby(&label, &mut command);
-        assert!(success, "{label}:\n{output}");
-        let expected: BTreeMap<String, u32> =
-            [("runs", TESTS), ("failures", 0), ("errors", 0), ("skips", 0)]
-                .into_iter()
-                .map(|(name, n)| (name.to_string(), n))
-                .collect();
-        let mut got = counts(&output);
-        got.remove("assertions");
-        assert_eq!(got, expected, "{label}:\n{output}");
+/// The tests that pass ill-typed arguments on purpose (a String period, a Float amount), each
+/// file's `test_arguments_are_checked_where_they_are_given`: under RBS's runtime checks their
+/// call is a type error before the gem's own ArgumentError, so that run leaves them out.
+const ILL_TYPED: u32 = 3;
 
-        let calls = command_calls(&mut server.conn());
-        for forbidden in ["eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "script|load",
-                          "multi", "exec", "expire", "pexpire", "setex"] {
-            assert_eq!(calls.get(forbidden).copied().unwrap_or(0), 0, "{label}: {forbidden} was called: {calls:?}");
-        }
-        for command in ["goblin.increx", "goblin.gcra", "goblin.fwindow", "goblin.lock", "goblin.block",
-                        "goblin.extend", "goblin.cad"] {
-            assert!(calls.get(command).copied().unwrap_or(0) > 0, "{label}: {command} was never called: {calls:?}");
-        }
-        // rack-attack's own store ran its pipeline on the server without the module.
-        let stock = command_calls(&mut bare.conn());
-        assert!(stock.get("expire").copied().unwrap_or(0) > 0, "{label}: the stock store never ran: {stock:?}");
+/// ruby/test/ and examples/ruby/test_app.rb in one minitest run, on a server in replica mode
+/// (its replica, without the module, checks what the gem wrote) and one without the module; with
+/// `typed`, under RBS's runtime type checks of ruby/sig/ (every call into GoblinRedis, the example
+/// app's process too, checked against its signature).
+fn run_the_gems_tests(flavor: Flavor, typed: bool) {
+    let server = Server::start(flavor);
+    // Without the module: rack-attack's own store runs there, and the ModuleError tests.
+    let bare = Server::builder(flavor)
+        .without_module()
+        .without_replica()
+        .start();
+    let label = format!(
+        "{} (ruby/test{})",
+        flavor.label(),
+        if typed { ", RBS" } else { "" }
+    );
+    let files = ["test_rack_attack.rb", "test_lock.rb", "test_limiter.rb"]
+        .map(|file| root().join("ruby/test").join(file))
+        .into_iter()
+        .chain([root().join("examples/ruby/test_app.rb")]);
+    let mut command = Command::new("ruby");
+    command
+        .arg("-I")
+        .arg(root().join("ruby/lib"))
+        .args(["-e", "files, options = ARGV.partition { |arg| arg.end_with?('.rb') }; ARGV.replace(options); files.each { |file| require file }"])
+        .args(files)
+        .current_dir(root())
+        .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
+        .env("GOBLIN_TEST_BARE", format!("127.0.0.1:{}", bare.port));
+    let mut runs = TESTS;
+    if typed {
+        command
+            .args(["--exclude", "/arguments_are_checked/"])
+            .env("RUBYOPT", "-rrbs/test/setup")
+            .env("RBS_TEST_TARGET", "GoblinRedis::*")
+            .env(
+                "RBS_TEST_OPT",
+                format!("-I {} -r securerandom", root().join("ruby/sig").display()),
+            )
+            .env("RBS_TEST_LOGLEVEL", "error");
+        runs -= ILL_TYPED;
     }
+    let (success, output) = ruby(&label, &mut command);
+    assert!(success, "{label}:\n{output}");
+    let expected: BTreeMap<String, u32> =
+        [("runs", runs), ("failures", 0), ("errors", 0), ("skips", 0)]
+            .into_iter()
+            .map(|(name, n)| (name.to_string(), n))
+            .collect();
+    let mut got = counts(&output);
+    got.remove("assertions");
+    assert_eq!(got, expected, "{label}:\n{output}");
+
+    let calls = command_calls(&mut server.conn());
+    for forbidden in [
+        "eval",
+        "evalsha",
+        "eval_ro",
+        "evalsha_ro",
+        "fcall",
+        "fcall_ro",
+        "script|load",
+        "multi",
+        "exec",
+        "expire",
+        "pexpire",
+        "setex",
+    ] {
+        assert_eq!(
+            calls.get(forbidden).copied().unwrap_or(0),
+            0,
+            "{label}: {forbidden} was called: {calls:?}"
+        );
+    }
+    for command in [
+        "goblin.increx",
+        "goblin.gcra",
+        "goblin.fwindow",
+        "goblin.lock",
+        "goblin.block",
+        "goblin.extend",
+        "goblin.cad",
+    ] {
+        assert!(
+            calls.get(command).copied().unwrap_or(0) > 0,
+            "{label}: {command} was never called: {calls:?}"
+        );
+    }
+    // rack-attack's own store ran its pipeline on the server without the module.
+    let stock = command_calls(&mut bare.conn());
+    assert!(
+        stock.get("expire").copied().unwrap_or(0) > 0,
+        "{label}: the stock store never ran: {stock:?}"
+    );
+}
+
+on_every_server! {
+    fn the_gems_own_tests(flavor: Flavor) {
+        run_the_gems_tests(flavor, false);
+    }
+}
+
+/// Once, on Valkey: the same tests under RBS's runtime type checks.
+#[test]
+fn the_gems_tests_under_rbs_type_checks() {
+    run_the_gems_tests(Flavor::Valkey91, true);
 }
 
 /// The first quoted text on the line of `text` that starts with `start` (after indentation).
