@@ -64,14 +64,19 @@ class LockTest < GoblinCase
   def test_a_wait_ends_at_its_timeout_and_leaves_the_lock_alone
     holder = lock(ttl: 30)
     holder.lock
-    connections = Integer(@redis.info("clients")["connected_clients"])
+    # The waiter's connection is a dup of its client, with the same name (CLIENT SETNAME).
+    name = "timeout-#{SecureRandom.hex(4)}"
+    app = GoblinTest.client(id: name)
+    named = -> { @redis.call("CLIENT", "LIST").lines.count { |line| line.include?(" name=#{name} ") } }
     started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
-    assert_raises(GoblinRedis::LockTimeoutError) { lock.lock(timeout: 0.3) }
+    assert_raises(GoblinRedis::LockTimeoutError) { GoblinRedis::Lock.new(app, "report").lock(timeout: 0.3) }
     assert_operator Process.clock_gettime(Process::CLOCK_MONOTONIC) - started, :>=, 0.3
     assert_equal holder.token, @redis.get("report")
-    # The waiter's connection is closed after its wait.
-    GoblinTest.wait_for { Integer(@redis.info("clients")["connected_clients"]) == connections }
+    # The waiter's connection is closed after its wait: the application's alone is left.
+    GoblinTest.wait_for { named.call == 1 }
+  ensure
+    app&.close
   end
 
   def test_a_lease_that_runs_out_hands_the_lock_to_the_next_in_line
@@ -91,11 +96,14 @@ class LockTest < GoblinCase
     holder = lock(ttl: 1.2)
     holder.lock
     before = GoblinTest.calls(@redis, "goblin.block")
-    waiter = lock(wait_on: GoblinTest.client(read_timeout: 0.4))
+    wait_on = GoblinTest.client(read_timeout: 0.4)
+    waiter = lock(wait_on:)
 
     waiter.lock(timeout: 10)
     assert_equal waiter.token, @redis.get("report")
     assert_operator GoblinTest.calls(@redis, "goblin.block") - before, :>=, 2
+  ensure
+    wait_on&.close
   end
 
   def test_fencing_tokens_grow_with_every_grant_and_a_renewal_keeps_its_own

@@ -162,13 +162,16 @@ class RackAttackTest < GoblinCase
   end
 
   def test_counts_from_many_threads_are_each_counted_once_with_one_window
-    store = GoblinRedis::RackAttackStore.new(ConnectionPool.new(size: 4) { GoblinTest.client })
+    pool = ConnectionPool.new(size: 4) { GoblinTest.client }
+    store = GoblinRedis::RackAttackStore.new(pool)
     counts = Array.new(8) do
       Thread.new { Array.new(25) { store.increment("shared", 1, expires_in: 60) } }
     end.flat_map(&:value)
 
     assert_equal (1..200).to_a, counts.sort
     assert_includes 1..60_000, @redis.pttl("shared")
+  ensure
+    pool&.shutdown(&:close)
   end
 
   def test_write_and_read_as_rack_attack_calls_them
