@@ -3,7 +3,7 @@
 #                 Redis 7.0, Redis 8.2, Valkey 9.1 and Redis 8.10
 #   make run      a server on 127.0.0.1:6379 with the module
 #                 (SERVER=valkey91|redis82|redis70|redis810)
-#   make lint     rustfmt and clippy, warnings as errors
+#   make lint     rustfmt and clippy, warnings as errors (and ruff, mypy, tsc, eslint, RuboCop, rbs)
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
 #   make bench    the benchmark: bench/results/latest.md and latest.png, then make instructions
 #   make instructions  instructions per call against the floor module and the natives, and
@@ -55,6 +55,7 @@ bench: build floor
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
 	bash bench/python/run.sh
 	bash bench/node/run.sh
+	bash bench/ruby/run.sh
 	bash scripts/instructions.sh
 
 # The floor module (bench/floor): only the benchmark builds it, into target/floor; make test
@@ -87,6 +88,9 @@ lint: deps
 	bash scripts/node.sh
 	cd node && node_modules/.bin/tsc -p tsconfig.check.json && node_modules/.bin/eslint .
 	for dir in examples/node bench/node; do (cd $$dir && ../../node/node_modules/.bin/eslint .) || exit 1; done
+	bash scripts/ruby.sh
+	rubocop -c ruby/.rubocop.yml ruby examples/ruby bench/ruby
+	cd ruby && ruby -e 'load Gem.bin_path("rbs", "rbs")' -- -I sig validate >/dev/null
 
 # The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.
 # Installs only what SERVER needs (a first `make run` on Valkey builds no Redis 8.10).

