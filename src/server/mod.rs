@@ -53,7 +53,7 @@ mod zsets;
 pub use args::{Arg, Args};
 pub use blocking::{Blocked, Waiting};
 pub use config::lazyfree_lazy_expire;
-pub use ctx::{Ctx, EventClass, OwnedString, Word, MAX_REPLICATED_ARGS};
+pub use ctx::{Ctx, EventClass, OwnedString, Served, Word, MAX_REPLICATED_ARGS};
 pub use entry::{registration, Registration};
 pub use fence::clock_behind as fence_clock_behind;
 pub use host::{host, Family};

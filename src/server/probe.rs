@@ -17,6 +17,19 @@ extern "C" {
 const ENOENT: c_int = 2;
 /// `EINVAL`: it found the command, and refused the call for its number of arguments.
 const EINVAL: c_int = 22;
+/// `EPERM`: in a cluster, it refused a call on a key this node does not serve (where a client
+/// would get `-MOVED` or `-ASK`); a cluster that is down is `ENETDOWN` or `EROFS` instead.
+pub(super) const EPERM: c_int = 1;
+
+/// Runs `call` with the thread's `errno` cleared first; its result, and `errno` after it: how
+/// `RedisModule_Call` says why it refused a call.
+pub(super) fn with_errno<T>(call: impl FnOnce() -> T) -> (T, c_int) {
+    // SAFETY: errno is the calling thread's own.
+    unsafe { *__errno_location() = 0 };
+    let result = call();
+    // SAFETY: as above.
+    (result, unsafe { *__errno_location() })
+}
 
 /// Whether the server has a command called `name`, asked without `COMMAND` (which hardening
 /// guides rename away): the name is called with no arguments at all. The server looks it up
@@ -29,21 +42,17 @@ const EINVAL: c_int = 22;
 /// that takes none would run.
 pub(super) fn command_exists(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
     let call = api!(RedisModule_Call);
-    // SAFETY: errno is the calling thread's; a context outside any command, an empty format
-    // (no arguments); a reply, if one comes back, is freed once.
-    unsafe {
-        *__errno_location() = 0;
-        let reply = call(ctx, name.as_ptr(), c"".as_ptr());
-        let errno = *__errno_location();
-        if !reply.is_null() {
-            api!(RedisModule_FreeCallReply)(reply);
-            return Some(true);
-        }
-        match errno {
-            ENOENT => Some(false),
-            EINVAL => Some(true),
-            _ => None,
-        }
+    // SAFETY: a context outside any command, an empty format (no arguments).
+    let (reply, errno) = with_errno(|| unsafe { call(ctx, name.as_ptr(), c"".as_ptr()) });
+    if !reply.is_null() {
+        // SAFETY: a reply that came back, freed once.
+        unsafe { api!(RedisModule_FreeCallReply)(reply) };
+        return Some(true);
+    }
+    match errno {
+        ENOENT => Some(false),
+        EINVAL => Some(true),
+        _ => None,
     }
 }
 
