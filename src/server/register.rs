@@ -263,14 +263,10 @@ pub(super) fn register(
              this server does not know (rename-command?)"
         ));
     }
+    // After the check above, which `SKIP_COMMAND_VALIDATION` rests on.
+    super::options::declare_at_registration(ctx);
     // SAFETY: load-time calls on the context the server handed to OnLoad.
     unsafe {
-        // WATCH and client-side caching must see a write only when a command really writes,
-        // not whenever it opens a key for writing (an error reply must leave no trace).
-        api!(RedisModule_SetModuleOptions)(
-            ctx,
-            raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int,
-        );
         for command in module.commands {
             let spec = command.spec;
             if spec.stand_in {
