@@ -514,4 +514,9 @@ impl Waiting for Lines {
             ctx.timer(0, line);
         }
     }
+
+    fn slots_moved(&self, ctx: &Ctx) {
+        // Each line is looked at: one whose key moved is forsaken (`forsake`).
+        self.flushed(ctx, None);
+    }
 }

@@ -11,6 +11,7 @@
 //! | `module.rs` | `RedisModule_OnLoad`, the module arguments, `RedisModule_OnUnload` |
 //! | `register.rs` | load-time checks, the command table, docs, ACL categories |
 //! | `options.rs` | the module options declared: Redis's, and Valkey's where the server offers them |
+//! | `migration.rs` | Valkey's atomic slot migration: its server event, and its option |
 //! | `probe.rs` | questions to the server outside any command (`COMMAND INFO`, `CONFIG GET`, `INFO`) |
 //! | `host.rs` | which server this is |
 //! | `config.rs` | server settings the stand-ins follow (`lazyfree-lazy-expire`) |
@@ -43,6 +44,7 @@ mod host;
 mod info;
 mod keys;
 mod long_double;
+mod migration;
 mod module;
 mod options;
 mod probe;

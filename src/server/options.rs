@@ -25,6 +25,11 @@ use super::host::{host, Family};
 /// (`ModuleSpec::replicates_as`), and the table never changes after the server starts.
 pub const VALKEY_SKIP_COMMAND_VALIDATION: c_int = 1 << 4;
 
+/// `VALKEYMODULE_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION` (Valkey 9.0): the module is correct while
+/// `CLUSTER MIGRATESLOTS` moves slots (docs/operations.md, "Atomic slot migration"). Until every
+/// loaded module declares it, the server refuses `CLUSTER MIGRATESLOTS`.
+pub const VALKEY_HANDLE_ATOMIC_SLOT_MIGRATION: c_int = 1 << 5;
+
 /// What Goblin has declared so far.
 static DECLARED: AtomicI32 = AtomicI32::new(0);
 
