@@ -253,3 +253,32 @@ on_every_server! {
         );
     }
 }
+
+on_every_server! {
+    /// A server whose own INCREX lacks the options the stand-in offers (here its `GETEX`, which
+    /// knows none of them, renamed INCREX): the module steps aside, asks that INCREX whether it
+    /// takes them, with a call no INCREX can run, and says in one line that it does not; Redis
+    /// 8.10's own takes them all, and the log says nothing. No key is written either way.
+    fn an_increx_without_the_bounds_is_said_in_the_log(flavor: Flavor) {
+        const LACKS: &str = "goblin: this server's own INCREX lacks LBOUND, UBOUND, SATURATE or ENX";
+        let native = Server::builder(flavor).start();
+        let mut c = native.conn();
+        let has_its_own = !registered(&mut c).contains(&"goblin_stand_in_increx_calls".to_string());
+        assert_eq!(has_its_own, flavor == Flavor::Redis810);
+        assert_eq!(c.call(&["DBSIZE"]), Reply::Int(0));
+        assert!(!native.log().contains(LACKS), "{}", native.log());
+        if has_its_own {
+            // INCREX is a name already taken: GETEX cannot be renamed to it.
+            return;
+        }
+        // The replica of replica mode renames GETEX too, so that it can follow.
+        let rename = ["--rename-command", "GETEX", "INCREX"];
+        let lacking = Server::builder(flavor).args(rename).replica_args(rename).start();
+        let mut c = lacking.conn();
+        assert!(!registered(&mut c).contains(&"goblin_stand_in_increx_calls".to_string()));
+        let said: Vec<String> = lacking.log().lines().filter(|line| line.contains(LACKS)).map(String::from).collect();
+        assert_eq!(said.len(), 1, "{}", lacking.log());
+        assert_eq!(c.call(&["DBSIZE"]), Reply::Int(0));
+        assert!(c.call(&["INCREX", "k", "LBOUND", "1"]).is_error());
+    }
+}

@@ -56,6 +56,56 @@ pub(super) fn command_exists(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Opti
     }
 }
 
+/// Whether the server's `command key args...` is refused with `ERR syntax error`, the reply of
+/// a command that does not know one of the arguments: `Some(true)` if so, `Some(false)` for any
+/// other reply, `None` if the server would not take the call (in a cluster, a key this node does
+/// not serve). For questions about a command's contract, with arguments chosen so that every
+/// version of the command refuses them before it touches the key: the call never writes.
+pub(super) fn syntax_error(
+    ctx: *mut raw::RedisModuleCtx,
+    command: &CStr,
+    key: &CStr,
+    args: &[&CStr; 8],
+) -> Option<bool> {
+    let (call, free) = (api!(RedisModule_Call), api!(RedisModule_FreeCallReply));
+    let (Some(reply_type), Some(string)) = (
+        optional_api!(RedisModule_CallReplyType),
+        optional_api!(RedisModule_CallReplyStringPtr),
+    ) else {
+        return None;
+    };
+    let [a, b, c, d, e, f, g, h] = args.map(CStr::as_ptr);
+    // SAFETY: a context outside any command; the format names the nine C strings passed after
+    // it; the reply is read while alive and freed once.
+    unsafe {
+        let reply = call(
+            ctx,
+            command.as_ptr(),
+            c"ccccccccc".as_ptr(),
+            key.as_ptr(),
+            a,
+            b,
+            c,
+            d,
+            e,
+            f,
+            g,
+            h,
+        );
+        if reply.is_null() {
+            return None;
+        }
+        let refused = reply_type(reply) == raw::REDISMODULE_REPLY_ERROR as c_int && {
+            let mut len = 0usize;
+            let text = string(reply, &mut len);
+            !text.is_null()
+                && std::slice::from_raw_parts(text.cast::<u8>(), len) == b"ERR syntax error"
+        };
+        free(reply);
+        Some(refused)
+    }
+}
+
 /// One element of a reply.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) enum Element {
