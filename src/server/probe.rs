@@ -6,6 +6,7 @@ use std::ffi::{c_int, CStr};
 use redis_module::raw;
 
 use super::api::{api, optional_api};
+use crate::error::CommandError;
 
 extern "C" {
     /// The calling thread's `errno` (glibc and musl): how `RedisModule_Call` says why it
@@ -99,7 +100,8 @@ pub(super) fn syntax_error(
             let mut len = 0usize;
             let text = string(reply, &mut len);
             !text.is_null()
-                && std::slice::from_raw_parts(text.cast::<u8>(), len) == b"ERR syntax error"
+                && std::slice::from_raw_parts(text.cast::<u8>(), len)
+                    == CommandError::Syntax.reply_text("").as_bytes()
         };
         free(reply);
         Some(refused)
