@@ -153,8 +153,9 @@ fn start_migration(from: &Server, to: &Server) {
 
 /// Moves every slot of `from` to `to`, holding the move before its pause until the clients
 /// have written on the source while it streamed (the writes that must reach the target once),
-/// then lets it finish; waits until every node agrees on the new owner.
-fn migrate_under_writes(from: &Server, to: &Server, nodes: &[&Server]) {
+/// then lets it finish; waits until every node agrees on the new owner. Returns how many
+/// rounds the clients made on the source while it streamed (one GOBLIN.INCREX a round).
+fn migrate_under_writes(from: &Server, to: &Server, nodes: &[&Server]) -> u64 {
     let mut source = from.conn();
     assert_eq!(
         source.call(&["DEBUG", "SLOTMIGRATION", "PREVENT-PAUSE", "1"]),
@@ -170,6 +171,7 @@ fn migrate_under_writes(from: &Server, to: &Server, nodes: &[&Server]) {
         ) >= before + 20),
         "the clients wrote nothing while the slots streamed"
     );
+    let streamed = calls(&mut source, "goblin.increx") - before;
     assert_eq!(
         source.call(&["DEBUG", "SLOTMIGRATION", "PREVENT-PAUSE", "0"]),
         Reply::Status("OK".into())
@@ -179,6 +181,7 @@ fn migrate_under_writes(from: &Server, to: &Server, nodes: &[&Server]) {
         "success"
     );
     owned_by(to, nodes);
+    streamed
 }
 
 /// Waits until every node of `nodes` says `owner` serves every slot.
@@ -512,8 +515,10 @@ fn slots_move_and_back_under_clients(flavor: Flavor, replicas: bool) {
     let (python, nodejs) = start_workers(&primaries.iter().collect::<Vec<_>>(), &stop);
     waiters_on(a, b);
 
+    let mut moves = Vec::new();
     for (from, to) in [(a, b), (b, a)] {
-        migrate_under_writes(from, to, &nodes);
+        let streamed = migrate_under_writes(from, to, &nodes);
+        moves.push((streamed, to.conn().call(&["DBSIZE"]).int()));
         assert_eq!(
             still(&digests(&mut to.conn())),
             before,
@@ -533,6 +538,18 @@ fn slots_move_and_back_under_clients(flavor: Flavor, replicas: bool) {
     for (label, report) in &reports {
         check_models(&mut ca, report, label);
     }
+    // The figures, for `--nocapture`.
+    eprintln!(
+        "{flavor:?}{}: moves (rounds written while streaming, keys on the new owner) {moves:?}; \
+         rounds of every writing command: redis-py {}, ioredis {}; 4 waiters parked",
+        if replicas.is_empty() {
+            ""
+        } else {
+            " with replicas"
+        },
+        reports[0].1.rounds,
+        reports[1].1.rounds
+    );
     assert_eq!(waiting(a), ("0".to_string(), "0".to_string()));
     assert_eq!(still(&digests(&mut ca)), before);
     for (replica, primary) in replicas.iter().zip(&primaries) {
@@ -607,12 +624,237 @@ on_every_server! {
     }
 }
 
+/// How a migration held in its stream is stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Interruption {
+    /// `CLUSTER CANCELSLOTMIGRATIONS` on the source.
+    Cancelled,
+    /// The target's connection from the source killed: both ends fail the migration.
+    Failed,
+}
+
+/// The id of the target's client that applies a slot import (`CLIENT LIST`'s flag `i`).
+fn import_client(c: &mut Conn) -> String {
+    let list = c.call(&["CLIENT", "LIST"]).text();
+    let line = list
+        .lines()
+        .find(|line| line.split(' ').any(|field| field == "flags=i"))
+        .unwrap_or_else(|| panic!("no slot import client:\n{list}"));
+    line.split(' ')
+        .find_map(|field| field.strip_prefix("id="))
+        .expect("an id")
+        .to_string()
+}
+
+/// A migration held while its slots stream, with writes, a waiter granted by a timer on the
+/// source and one parked, then stopped as `how` says: the target, which held the imported keys
+/// before it owned them and did nothing with them, drops them; the source goes on as if nothing
+/// had happened; and the slots move afterwards all the same.
+fn interrupted_migration_leaves_both_nodes_as_they_were(flavor: Flavor, how: Interruption) {
+    let first = cluster_node(flavor, &[]);
+    if !has_atomic_slot_migration(&mut first.conn()) {
+        return;
+    }
+    let nodes = vec![first, cluster_node(flavor, &[])];
+    form(&nodes, &[]);
+    let (a, b) = (&nodes[0], &nodes[1]);
+    let all: Vec<&Server> = nodes.iter().collect();
+    let (mut ca, mut cb) = (a.conn(), b.conn());
+    write_still_keys(&mut ca);
+    let before = still(&digests(&mut ca));
+    let holder = ca
+        .call(&["GOBLIN.LOCK", "{c}:held", "holder", "600000", "FENCE"])
+        .int();
+    let mut parked = a.conn();
+    parked
+        .send(&["GOBLIN.BLOCK", "{c}:held", "w1", "600000", "60", "FENCE"])
+        .expect("send");
+    let brief = ca
+        .call(&["GOBLIN.LOCK", "{c}:brief", "holder", "1500", "FENCE"])
+        .int();
+    let mut granted = a.conn();
+    granted
+        .send(&["GOBLIN.BLOCK", "{c}:brief", "w2", "600000", "60", "FENCE"])
+        .expect("send");
+    assert!(wait_until(Duration::from_secs(10), || waiting(a).0 == "2"));
+    let target_info = info_section(&mut cb, "goblin");
+
+    assert_eq!(
+        ca.call(&["DEBUG", "SLOTMIGRATION", "PREVENT-PAUSE", "1"]),
+        Reply::Status("OK".into())
+    );
+    start_migration(a, b);
+    migration_reaches(&mut ca, &["waiting-to-pause"]);
+    for i in 1..=50 {
+        assert_eq!(
+            ca.call(&["GOBLIN.INCREX", "{c}:counter", "100000"]),
+            Reply::Int(i)
+        );
+    }
+    // The brief lock expires while the slots stream: its waiter is granted on the source.
+    let token = match granted.reply_within(Duration::from_secs(30)) {
+        Some(Reply::Int(token)) => token,
+        other => panic!("the waiter on the brief lock got {other:?}"),
+    };
+    assert!(token > brief);
+    // The target holds the keys it imports, and Goblin there neither counts them nor acts:
+    // `INFO goblin` as it was, nobody waiting, no line.
+    assert_eq!(
+        migration_reaches(&mut ca, &["waiting-to-pause"]),
+        "waiting-to-pause"
+    );
+    assert_eq!(info_section(&mut cb, "goblin"), target_info);
+    assert_eq!(waiting(b), ("0".to_string(), "0".to_string()));
+
+    let ended = match how {
+        Interruption::Cancelled => {
+            assert_eq!(
+                ca.call(&["CLUSTER", "CANCELSLOTMIGRATIONS"]),
+                Reply::Status("OK".into())
+            );
+            "cancelled"
+        }
+        Interruption::Failed => {
+            let id = import_client(&mut cb);
+            assert_eq!(cb.call(&["CLIENT", "KILL", "ID", &id]), Reply::Int(1));
+            "failed"
+        }
+    };
+    let terminal = ["success", "failed", "cancelled"];
+    assert_eq!(migration_reaches(&mut ca, &terminal), ended);
+    assert_eq!(migration_reaches(&mut cb, &terminal), "failed");
+    assert!(
+        wait_until(Duration::from_secs(30), || cb.call(&["DBSIZE"])
+            == Reply::Int(0)),
+        "the target kept the keys of a {ended} import"
+    );
+    assert_eq!(info_section(&mut cb, "goblin"), target_info);
+    // The source: as before, and on.
+    assert_eq!(still(&digests(&mut ca)), before);
+    assert_eq!(ca.call(&["GET", "{c}:counter"]), bulk("50"));
+    assert_eq!(ca.call(&["GET", "{c}:brief"]), bulk("w2"));
+    assert_eq!(
+        parked.reply_within(Duration::from_millis(300)),
+        None,
+        "the parked waiter was answered"
+    );
+    assert_eq!(waiting(a).0, "1");
+    assert_eq!(
+        ca.call(&["GOBLIN.CAD", "{c}:held", "holder"]),
+        Reply::Int(1)
+    );
+    match parked.reply_within(Duration::from_secs(10)) {
+        Some(Reply::Int(token)) => assert!(token > holder),
+        other => panic!("the parked waiter got {other:?}"),
+    }
+    assert_eq!(ca.call(&["GOBLIN.CAD", "{c}:held", "w1"]), Reply::Int(1));
+
+    assert_eq!(
+        ca.call(&["DEBUG", "SLOTMIGRATION", "PREVENT-PAUSE", "0"]),
+        Reply::Status("OK".into())
+    );
+    start_migration(a, b);
+    assert_eq!(migration_reaches(&mut ca, &terminal), "success");
+    owned_by(b, &all);
+    assert_eq!(still(&digests(&mut cb)), before);
+    assert_eq!(cb.call(&["GET", "{c}:counter"]), bulk("50"));
+}
+
+/// A whole `INFO` section, as text.
+fn info_section(c: &mut Conn, section: &str) -> String {
+    c.call(&["INFO", section]).text()
+}
+
 on_every_server! {
-    /// A migration held while its slots stream, with writes, a waiter granted by a timer on the
-    /// source and one parked, then cancelled: the target, which held the imported keys before it
-    /// owned them and did nothing with them, drops them; the source goes on as if nothing had
-    /// happened; and the slots move afterwards all the same.
+    /// Cancelled midway by `CLUSTER CANCELSLOTMIGRATIONS`.
     fn a_cancelled_migration_leaves_both_nodes_as_they_were(flavor: Flavor) {
+        interrupted_migration_leaves_both_nodes_as_they_were(flavor, Interruption::Cancelled);
+    }
+
+    /// Failed midway: the target loses its connection from the source.
+    fn a_failed_migration_leaves_both_nodes_as_they_were(flavor: Flavor) {
+        interrupted_migration_leaves_both_nodes_as_they_were(flavor, Interruption::Failed);
+    }
+}
+
+on_every_server! {
+    /// When a slot moves, the waiters parked on the source for its keys are answered at once
+    /// with the redirect a BLPOP waiter on the same slot gets, `-MOVED slot host:port` of the new
+    /// owner: GOBLIN.BLOCK's and GOBLIN.BZWINDOW's alike, never granted there and never left to
+    /// their timeout (a minute). The source forgets them; the new owner holds the lock and the
+    /// lease as they were, and grants them to the waiters that wait again there once their
+    /// holders release them, with larger tokens.
+    fn waiters_on_a_moved_slot_get_the_redirect_blpop_gets(flavor: Flavor) {
+        let first = cluster_node(flavor, &[]);
+        if !has_atomic_slot_migration(&mut first.conn()) {
+            return;
+        }
+        let nodes = vec![first, cluster_node(flavor, &[])];
+        form(&nodes, &[]);
+        let (a, b) = (&nodes[0], &nodes[1]);
+        let (mut ca, mut cb) = (a.conn(), b.conn());
+        let slot = ca.call(&["CLUSTER", "KEYSLOT", "{w}"]).int().to_string();
+        let lock = ca.call(&["GOBLIN.LOCK", "{w}:lock", "holder", "600000", "FENCE"]).int();
+        let lease = ca.call(&["GOBLIN.ZWINDOW", "{w}:lease", "*", "600", "1", "holder", "FENCE"]).int();
+        let before = digests(&mut ca);
+        let calls: [&[&str]; 3] = [
+            &["GOBLIN.BLOCK", "{w}:lock", "waiter", "600000", "60", "FENCE"],
+            &["GOBLIN.BZWINDOW", "{w}:lease", "600", "1", "waiter", "60", "FENCE"],
+            &["BLPOP", "{w}:list", "60"],
+        ];
+        let mut waiters: Vec<(&[&str], Conn)> = calls
+            .iter()
+            .map(|call| {
+                let mut c = a.conn();
+                c.send(call).expect("send");
+                (*call, c)
+            })
+            .collect();
+        assert!(
+            wait_until(Duration::from_secs(10), || info_field(&mut ca, "clients", "blocked_clients") == "3"),
+            "the three waiters never blocked"
+        );
+        assert_eq!(waiting(a), ("2".to_string(), "2".to_string()));
+
+        let target = node_id(&mut cb);
+        let reply = ca.call(&["CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", &slot, &slot, "NODE", &target]);
+        assert_eq!(reply, Reply::Status("OK".into()));
+        assert_eq!(migration_reaches(&mut ca, &["success", "failed", "cancelled"]), "success");
+        let moved = Reply::Error(format!("MOVED {slot} 127.0.0.1:{}", b.port));
+        for (call, c) in &mut waiters {
+            assert_eq!(c.reply_within(Duration::from_secs(10)).as_ref(), Some(&moved), "{call:?}");
+        }
+        assert_eq!(waiting(a), ("0".to_string(), "0".to_string()));
+        assert_eq!(ca.call(&["CLUSTER", "COUNTKEYSINSLOT", &slot]), Reply::Int(0));
+        assert_eq!(digests(&mut cb), before, "the lock and the lease on the new owner");
+
+        for (call, c) in waiters.iter_mut().take(2) {
+            *c = b.conn();
+            c.send(call).expect("send");
+        }
+        assert!(
+            wait_until(Duration::from_secs(10), || waiting(b).0 == "2"),
+            "the waiters never stood in line on the new owner"
+        );
+        assert_eq!(cb.call(&["GOBLIN.LOCK", "{w}:lock", "other", "1000"]), Reply::Nil);
+        for (key, held) in [("{w}:lock", lock), ("{w}:lease", lease)] {
+            assert_eq!(cb.call(&["GOBLIN.CAD", key, "holder"]), Reply::Int(1));
+            let c = &mut waiters[usize::from(key == "{w}:lease")].1;
+            match c.reply_within(Duration::from_secs(10)) {
+                Some(Reply::Int(token)) => assert!(token > held, "{key}: {token} after {held}"),
+                other => panic!("{key}: the waiter got {other:?}"),
+            }
+        }
+    }
+}
+
+on_every_server! {
+    /// The grants Goblin writes on the source while the slots stream, for waiters whose turn
+    /// comes there without a command of theirs (after another client's release, or on a timer
+    /// when a lock expires), reach the target once, with their fencing tokens' keys and their
+    /// expiries, as a command's own writes do: after the move the target holds exactly what the
+    /// source held, and the waiters hold the locks and the lease there.
+    fn grants_made_while_the_slots_stream_reach_the_target(flavor: Flavor) {
         let first = cluster_node(flavor, &[]);
         if !has_atomic_slot_migration(&mut first.conn()) {
             return;
@@ -622,59 +864,58 @@ on_every_server! {
         let (a, b) = (&nodes[0], &nodes[1]);
         let all: Vec<&Server> = nodes.iter().collect();
         let (mut ca, mut cb) = (a.conn(), b.conn());
-        write_still_keys(&mut ca);
-        let before = still(&digests(&mut ca));
-        let holder = ca.call(&["GOBLIN.LOCK", "{c}:held", "holder", "600000", "FENCE"]).int();
-        let mut parked = a.conn();
-        parked.send(&["GOBLIN.BLOCK", "{c}:held", "w1", "600000", "60", "FENCE"]).expect("send");
-        let brief = ca.call(&["GOBLIN.LOCK", "{c}:brief", "holder", "1500", "FENCE"]).int();
-        let mut granted = a.conn();
-        granted.send(&["GOBLIN.BLOCK", "{c}:brief", "w2", "600000", "60", "FENCE"]).expect("send");
+        let held = ca.call(&["GOBLIN.LOCK", "{g}:held", "holder", "600000", "FENCE"]).int();
+        let lease = ca.call(&["GOBLIN.ZWINDOW", "{g}:sem", "*", "600", "1", "holder", "FENCE"]).int();
+        let park = |call: &[&str]| {
+            let mut c = a.conn();
+            c.send(call).expect("send");
+            c
+        };
+        let mut on_held = park(&["GOBLIN.BLOCK", "{g}:held", "w1", "600000", "60", "FENCE"]);
+        let mut on_sem = park(&["GOBLIN.BZWINDOW", "{g}:sem", "600", "1", "w2", "60", "FENCE"]);
         assert!(wait_until(Duration::from_secs(10), || waiting(a).0 == "2"));
 
         assert_eq!(ca.call(&["DEBUG", "SLOTMIGRATION", "PREVENT-PAUSE", "1"]), Reply::Status("OK".into()));
         start_migration(a, b);
         migration_reaches(&mut ca, &["waiting-to-pause"]);
+        // While the slots stream: a lock that expires under its waiter, two holders' releases,
+        // and a counter.
+        let brief = ca.call(&["GOBLIN.LOCK", "{g}:brief", "holder", "300", "FENCE"]).int();
+        let mut on_brief = park(&["GOBLIN.BLOCK", "{g}:brief", "w3", "600000", "60", "FENCE"]);
+        assert_eq!(ca.call(&["GOBLIN.CAD", "{g}:held", "holder"]), Reply::Int(1));
+        assert_eq!(ca.call(&["GOBLIN.CAD", "{g}:sem", "holder"]), Reply::Int(1));
         for i in 1..=50 {
-            assert_eq!(ca.call(&["GOBLIN.INCREX", "{c}:counter", "100000"]), Reply::Int(i));
+            assert_eq!(ca.call(&["GOBLIN.INCREX", "{g}:counter", "100000"]), Reply::Int(i));
         }
-        // The brief lock expires while the slots stream: its waiter is granted on the source.
-        let token = match granted.reply_within(Duration::from_secs(30)) {
-            Some(Reply::Int(token)) => token,
-            other => panic!("the waiter on the brief lock got {other:?}"),
-        };
-        assert!(token > brief);
-        // The target holds the keys it imports, and Goblin there neither counts them nor acts.
-        assert_eq!(waiting(b), ("0".to_string(), "0".to_string()));
-        assert_eq!(calls(&mut cb, "goblin.lock") + calls(&mut cb, "goblin.block"), 0);
-
-        assert_eq!(ca.call(&["CLUSTER", "CANCELSLOTMIGRATIONS"]), Reply::Status("OK".into()));
-        assert_eq!(migration_reaches(&mut ca, &["success", "failed", "cancelled"]), "cancelled");
-        migration_reaches(&mut cb, &["success", "failed", "cancelled"]);
-        assert!(
-            wait_until(Duration::from_secs(30), || cb.call(&["DBSIZE"]) == Reply::Int(0)),
-            "the target kept the keys of a cancelled import"
-        );
-        assert_eq!(waiting(b), ("0".to_string(), "0".to_string()));
-        // The source: as before, and on.
-        assert_eq!(still(&digests(&mut ca)), before);
-        assert_eq!(ca.call(&["GET", "{c}:counter"]), bulk("50"));
-        assert_eq!(ca.call(&["GET", "{c}:brief"]), bulk("w2"));
-        assert_eq!(parked.reply_within(Duration::from_millis(300)), None, "the parked waiter was answered");
-        assert_eq!(waiting(a).0, "1");
-        assert_eq!(ca.call(&["GOBLIN.CAD", "{c}:held", "holder"]), Reply::Int(1));
-        match parked.reply_within(Duration::from_secs(10)) {
-            Some(Reply::Int(token)) => assert!(token > holder),
-            other => panic!("the parked waiter got {other:?}"),
+        let mut tokens = Vec::new();
+        for (what, c, before) in [("held", &mut on_held, held), ("sem", &mut on_sem, lease), ("brief", &mut on_brief, brief)] {
+            match c.reply_within(Duration::from_secs(30)) {
+                Some(Reply::Int(token)) => {
+                    assert!(token > before, "{what}: {token} after {before}");
+                    tokens.push(token);
+                }
+                other => panic!("the waiter on {what} got {other:?}"),
+            }
         }
-        assert_eq!(ca.call(&["GOBLIN.CAD", "{c}:held", "w1"]), Reply::Int(1));
+        assert_eq!(waiting(a), ("0".to_string(), "0".to_string()));
+        // Still streaming: the grants went to the target in the stream, not in the snapshot.
+        assert_eq!(migration_reaches(&mut ca, &["waiting-to-pause"]), "waiting-to-pause");
+        let source = digests(&mut ca);
 
         assert_eq!(ca.call(&["DEBUG", "SLOTMIGRATION", "PREVENT-PAUSE", "0"]), Reply::Status("OK".into()));
-        start_migration(a, b);
         assert_eq!(migration_reaches(&mut ca, &["success", "failed", "cancelled"]), "success");
         owned_by(b, &all);
-        assert_eq!(still(&digests(&mut cb)), before);
-        assert_eq!(cb.call(&["GET", "{c}:counter"]), bulk("50"));
+        assert_eq!(digests(&mut cb), source, "the target's keys against the source's");
+        assert_eq!(cb.call(&["GET", "{g}:counter"]), bulk("50"));
+        // The waiters hold there, and the tokens go on rising.
+        for (key, holder) in [("{g}:held", "w1"), ("{g}:brief", "w3")] {
+            assert_eq!(cb.call(&["GOBLIN.LOCK", key, "other", "1000"]), Reply::Nil, "{key}");
+            assert_eq!(cb.call(&["GOBLIN.CAD", key, holder]), Reply::Int(1), "{key}");
+        }
+        assert_eq!(cb.call(&["GOBLIN.ZWINDOW", "{g}:sem", "*", "600", "1", "other"]), Reply::Int(0));
+        assert_eq!(cb.call(&["GOBLIN.CAD", "{g}:sem", "w2"]), Reply::Int(1));
+        let after = cb.call(&["GOBLIN.LOCK", "{g}:held", "other", "1000", "FENCE"]).int();
+        assert!(tokens.iter().all(|token| after > *token), "{after} after {tokens:?}");
     }
 }
 
