@@ -47,7 +47,9 @@ fn digest(c: &mut Conn) -> String {
 const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
 
 /// Calls every command the module registers here, grants to a waiter included, and writes by
-/// other clients between them.
+/// other clients between them. Every key it leaves lives for a minute or more: the primary, its
+/// replica and the server restarted from the AOF are read one after the other, and a key that
+/// expired between two reads would differ between them.
 fn workload(server: &Server, c: &mut Conn) {
     let calls: &[&[&str]] = &[
         &["GOBLIN.INCREX", "rate:a", "100"],
@@ -66,14 +68,14 @@ fn workload(server: &Server, c: &mut Conn) {
         ],
         &["GOBLIN.ZWINDOW", "zw:gone", "*", "0", "3", "m"],
         &["GOBLIN.SWINDOW", "sw", "10", "10", "COST", "3"],
-        &["GOBLIN.GCRA", "g", "4", "1", "2"],
+        &["GOBLIN.GCRA", "g", "4", "1", "600"],
         &[
             "GOBLIN.MGCRA",
             "2",
-            "{u}:s",
+            "{u}:m",
             "9",
             "10",
-            "1",
+            "600",
             "{u}:h",
             "99",
             "100",
