@@ -670,7 +670,7 @@ fn interrupted_migration_leaves_both_nodes_as_they_were(flavor: Flavor, how: Int
         .send(&["GOBLIN.BLOCK", "{c}:held", "w1", "600000", "60", "FENCE"])
         .expect("send");
     let brief = ca
-        .call(&["GOBLIN.LOCK", "{c}:brief", "holder", "1500", "FENCE"])
+        .call(&["GOBLIN.LOCK", "{c}:brief", "holder", "600000", "FENCE"])
         .int();
     let mut granted = a.conn();
     granted
@@ -691,7 +691,12 @@ fn interrupted_migration_leaves_both_nodes_as_they_were(flavor: Flavor, how: Int
             Reply::Int(i)
         );
     }
-    // The brief lock expires while the slots stream: its waiter is granted on the source.
+    // The brief lock, cut short, expires while the slots stream: its waiter is granted on the
+    // source, by a timer.
+    assert_eq!(
+        ca.call(&["GOBLIN.EXTEND", "{c}:brief", "holder", "200", "REPLACE"]),
+        Reply::Int(1)
+    );
     let token = match granted.reply_within(Duration::from_secs(30)) {
         Some(Reply::Int(token)) => token,
         other => panic!("the waiter on the brief lock got {other:?}"),
@@ -871,17 +876,18 @@ on_every_server! {
             c.send(call).expect("send");
             c
         };
+        let brief = ca.call(&["GOBLIN.LOCK", "{g}:brief", "holder", "600000", "FENCE"]).int();
         let mut on_held = park(&["GOBLIN.BLOCK", "{g}:held", "w1", "600000", "60", "FENCE"]);
         let mut on_sem = park(&["GOBLIN.BZWINDOW", "{g}:sem", "600", "1", "w2", "60", "FENCE"]);
-        assert!(wait_until(Duration::from_secs(10), || waiting(a).0 == "2"));
+        let mut on_brief = park(&["GOBLIN.BLOCK", "{g}:brief", "w3", "600000", "60", "FENCE"]);
+        assert!(wait_until(Duration::from_secs(10), || waiting(a).0 == "3"));
 
         assert_eq!(ca.call(&["DEBUG", "SLOTMIGRATION", "PREVENT-PAUSE", "1"]), Reply::Status("OK".into()));
         start_migration(a, b);
         migration_reaches(&mut ca, &["waiting-to-pause"]);
-        // While the slots stream: a lock that expires under its waiter, two holders' releases,
-        // and a counter.
-        let brief = ca.call(&["GOBLIN.LOCK", "{g}:brief", "holder", "300", "FENCE"]).int();
-        let mut on_brief = park(&["GOBLIN.BLOCK", "{g}:brief", "w3", "600000", "60", "FENCE"]);
+        // While the slots stream: a lock cut short to expire under its waiter, two holders'
+        // releases, and a counter.
+        assert_eq!(ca.call(&["GOBLIN.EXTEND", "{g}:brief", "holder", "200", "REPLACE"]), Reply::Int(1));
         assert_eq!(ca.call(&["GOBLIN.CAD", "{g}:held", "holder"]), Reply::Int(1));
         assert_eq!(ca.call(&["GOBLIN.CAD", "{g}:sem", "holder"]), Reply::Int(1));
         for i in 1..=50 {
