@@ -129,7 +129,7 @@ if [ $mode = instructions ]; then
         echo
         echo "| command | before (/ native) | now (/ native) |"
         echo "|---|---|---|"
-        echo "| \`GCRA k 1000000 1000000 1\` (Redis 8.10's own) | $gcra_old | $gcra_new |"
+        echo "| \`GCRA k 1000000 1000000 1\` (Redis's own, in Redis 8.10 built with it) | $gcra_old | $gcra_new |"
         row "\`GOBLIN.GCRA k 1000000 1000000 1\`" "$gcra_build" "GOBLIN.GCRA KEY 1000000 1000000 1" "$gcra_old" "$gcra_new" old
         row "\`GOBLIN.MGCRA 1 k 1000000 1000000 1\`" "$gcra_build" "GOBLIN.MGCRA 1 KEY 1000000 1000000 1" "$gcra_old" "$gcra_new" \
             "$(git cat-file -e "$rev:src/commands/mgcra.rs" 2>/dev/null && echo old)"

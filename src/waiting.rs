@@ -31,7 +31,7 @@ use goblin_core::zwindow::{self, Room};
 use crate::effects::{self, Deletion};
 use crate::error::{self, CommandError};
 use crate::fencing::{self, Fence, Holder};
-use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, OwnedString, Reply, Waiting};
+use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, OwnedString, Reply, Served, Waiting};
 
 /// The lines, and the handle of every waiter the server still blocks and nobody has woken.
 struct Book {
@@ -214,10 +214,16 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
         return Vec::new();
     }
     let name = ctx.string(&name);
-    if caller == Caller::Elsewhere && place.cluster && !ctx.serves(name.arg()) {
-        // The slot moved, or migrates and the key has gone with it: the grant is the new
-        // owner's to make. The server redirects the waiters (`-MOVED`) once the move is done.
-        return Vec::new();
+    if caller == Caller::Elsewhere && place.cluster {
+        match ctx.serves(name.arg()) {
+            Served::Here => {}
+            // The slot moved, migrates and the key has gone with it, or is still being imported
+            // here: the grant is the owner's to make. The server redirects the waiters
+            // (`-MOVED`) once the move is done.
+            Served::Elsewhere => return forsake(ctx, book, line_id),
+            // The cluster is down: nothing is written, and the line waits as it is.
+            Served::Unknown => return Vec::new(),
+        }
     }
     let revoked = lists.take_revoked(line_id);
     let mut key = ctx.open_key(name.arg());
@@ -270,6 +276,17 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
     }
     retire(ctx, &mut book.lists, line_id);
     woken
+}
+
+/// What is left to do for a line whose key another node serves: nothing. Its key, and with it
+/// what its departed waiters were granted, belong to the node that serves it, where those grants
+/// end with their leases, as a holder's that died would: this node can take nothing back. The
+/// line is forgotten once nobody in it waits for this node's reply (the server answers its
+/// waiters `-MOVED` when the move is done), so that a slot moving back finds no line from before.
+fn forsake(ctx: &Ctx, book: &mut Book, line: LineId) -> Woken {
+    book.lists.take_revoked(line);
+    retire(ctx, &mut book.lists, line);
+    Vec::new()
 }
 
 /// Writes `want`'s grant on `key` (named `name`) at `now_ms`, as GOBLIN.LOCK's or
@@ -496,5 +513,10 @@ impl Waiting for Lines {
         for line in book.lists.lines_of(db) {
             ctx.timer(0, line);
         }
+    }
+
+    fn slots_moved(&self, ctx: &Ctx) {
+        // Each line is looked at: one whose key moved is forsaken (`forsake`).
+        self.flushed(ctx, None);
     }
 }

@@ -47,7 +47,9 @@ fn digest(c: &mut Conn) -> String {
 const DEBUG: [&str; 2] = ["--enable-debug-command", "yes"];
 
 /// Calls every command the module registers here, grants to a waiter included, and writes by
-/// other clients between them.
+/// other clients between them. Every key it leaves lives for a minute or more: the primary, its
+/// replica and the server restarted from the AOF are read one after the other, and a key that
+/// expired between two reads would differ between them.
 fn workload(server: &Server, c: &mut Conn) {
     let calls: &[&[&str]] = &[
         &["GOBLIN.INCREX", "rate:a", "100"],
@@ -66,14 +68,14 @@ fn workload(server: &Server, c: &mut Conn) {
         ],
         &["GOBLIN.ZWINDOW", "zw:gone", "*", "0", "3", "m"],
         &["GOBLIN.SWINDOW", "sw", "10", "10", "COST", "3"],
-        &["GOBLIN.GCRA", "g", "4", "1", "2"],
+        &["GOBLIN.GCRA", "g", "4", "1", "600"],
         &[
             "GOBLIN.MGCRA",
             "2",
-            "{u}:s",
+            "{u}:m",
             "9",
             "10",
-            "1",
+            "600",
             "{u}:h",
             "99",
             "100",
@@ -251,5 +253,34 @@ on_every_server! {
             node.log().contains("goblin: not loaded: in a cluster it asks \"EXISTS\" whether a key is still served here"),
             "{}", node.log()
         );
+    }
+}
+
+on_every_server! {
+    /// A server whose own INCREX lacks the options the stand-in offers (here its `GETEX`, which
+    /// knows none of them, renamed INCREX): the module steps aside, asks that INCREX whether it
+    /// takes them, with a call no INCREX can run, and says in one line that it does not; Redis
+    /// 8.10's own takes them all, and the log says nothing. No key is written either way.
+    fn an_increx_without_the_bounds_is_said_in_the_log(flavor: Flavor) {
+        const LACKS: &str = "goblin: this server's own INCREX lacks LBOUND, UBOUND, SATURATE or ENX";
+        let native = Server::builder(flavor).start();
+        let mut c = native.conn();
+        let has_its_own = !registered(&mut c).contains(&"goblin_stand_in_increx_calls".to_string());
+        assert_eq!(has_its_own, flavor == Flavor::Redis810);
+        assert_eq!(c.call(&["DBSIZE"]), Reply::Int(0));
+        assert!(!native.log().contains(LACKS), "{}", native.log());
+        if has_its_own {
+            // INCREX is a name already taken: GETEX cannot be renamed to it.
+            return;
+        }
+        // The replica of replica mode renames GETEX too, so that it can follow.
+        let rename = ["--rename-command", "GETEX", "INCREX"];
+        let lacking = Server::builder(flavor).args(rename).replica_args(rename).start();
+        let mut c = lacking.conn();
+        assert!(!registered(&mut c).contains(&"goblin_stand_in_increx_calls".to_string()));
+        let said: Vec<String> = lacking.log().lines().filter(|line| line.contains(LACKS)).map(String::from).collect();
+        assert_eq!(said.len(), 1, "{}", lacking.log());
+        assert_eq!(c.call(&["DBSIZE"]), Reply::Int(0));
+        assert!(c.call(&["INCREX", "k", "LBOUND", "1"]).is_error());
     }
 }

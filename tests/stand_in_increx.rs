@@ -404,8 +404,8 @@ on_every_server! {
 }
 
 on_every_server! {
-    /// Valkey 9.2's INCREX adds NX | XX: a skipped call replies `[current or 0, 0]` and
-    /// writes nothing. On a Redis server they are a syntax error, as in Redis 8.10.
+    /// Valkey's own INCREX takes NX | XX, which the stand-in takes on Valkey: a skipped call
+    /// replies `[current or 0, 0]`, in Redis's pair, and writes nothing. On a Redis server they are a syntax error, as in Redis 8.10.
     fn nx_and_xx_are_valkeys_dialect(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();

@@ -217,7 +217,7 @@ pub fn markdown(config: &Config, results: &[ServerResults], took: Duration) -> S
             }),
         ),
         (
-            "GOBLIN.GCRA >= 0.9x Redis's own GCRA (Redis 8.10)",
+            "GOBLIN.GCRA >= 0.9x Redis's own GCRA (Redis 8.10 built with it)",
             0.9,
             Box::new(move |r| on_810(r, Workload::Gcra, Workload::GcraNative)),
         ),

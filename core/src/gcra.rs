@@ -1,5 +1,6 @@
 //! GOBLIN.GCRA's algorithm: the Generic Cell Rate Algorithm, with the arithmetic and the reply
-//! of the `GCRA` command Redis wrote (8.10 source, compiled out of the release). All times are
+//! of the `GCRA` command Redis wrote for 8.8 and held back before 8.8 shipped (in no release
+//! since; Redis 8.10's source still carries it, compiled out). All times are
 //! Unix microseconds; the state is one number per key, the theoretical arrival time (TAT) of
 //! the next request. It runs over a `TatStore`: a string key in the module, `MemoryTat` in the
 //! unit tests and the fuzzer.

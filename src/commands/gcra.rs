@@ -1,6 +1,7 @@
 //! GOBLIN.GCRA key max_burst tokens_per_period period [TOKENS n]: the Generic Cell Rate
 //! Algorithm on the server's clock, with the arguments, errors and reply of the `GCRA` command
-//! Redis wrote (8.10 source) and held out of its release:
+//! Redis wrote for 8.8 and held back before 8.8 shipped (it is in no release since; Redis 8.10's
+//! source still carries it, compiled out):
 //!
 //! ```text
 //! -> [limited, limit, remaining, retry_after, reset_after]

@@ -125,6 +125,9 @@ api_table! {
         // Redis 7.2+ and Valkey: jobs deferred to the end of the command, expiry or eviction
         // under way. Redis 7.0 uses timers.
         RedisModule_AddPostNotificationJob,
+        // Redis 7.2+ and Valkey: which module options the server knows (Valkey's own are
+        // declared only where it lists them).
+        RedisModule_GetModuleOptionsAll,
     ],
 }
 

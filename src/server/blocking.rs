@@ -47,6 +47,9 @@ pub trait Waiting: Sync {
     fn event(&self, ctx: &Ctx, event: &CStr, key: Arg<'_>);
     /// A db was flushed (`db`: which one, `None` for all) or two were swapped.
     fn flushed(&self, ctx: &Ctx, db: Option<i32>);
+    /// This node handed slots over to another (an atomic slot migration it exported): the keys
+    /// of those slots are no longer its to write. No key may be written here.
+    fn slots_moved(&self, ctx: &Ctx);
 }
 
 static WAITING: OnceLock<&'static dyn Waiting> = OnceLock::new();

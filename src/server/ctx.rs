@@ -11,6 +11,7 @@ use redis_module::raw;
 use super::api::{api, optional_api};
 use super::host::host;
 use super::keys::Key;
+use super::probe::{with_errno, EPERM};
 use super::Arg;
 
 /// The most arguments after the key that one replicated command may have (`SET key value PXAT
@@ -310,6 +311,18 @@ impl Ctx {
 /// (`Ctx::serves`).
 pub(super) const SERVES_PROBE: &CStr = c"EXISTS";
 
+/// Where a key is served (`Ctx::serves`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Served {
+    /// By this node.
+    Here,
+    /// By another node: its slot moved away, migrates and the key has gone, or is being
+    /// imported here and is not this node's yet.
+    Elsewhere,
+    /// Not here now, for another reason (the cluster is down), or the server did not say why.
+    Unknown,
+}
+
 /// What the server's context says about where a call runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Where {
@@ -344,23 +357,29 @@ impl Ctx {
 
     /// Whether this cluster node would serve a client's call on `key` itself now, as it
     /// decides for any command (no `-MOVED`, no `-ASK`): not once its slot moved away, nor
-    /// while the slot migrates and the key has gone. The server answers `RedisModule_Call`'s
-    /// keyed calls that way, and the module API has no other way to ask on every server;
-    /// `SERVES_PROBE` is the cheapest such call. Only asked in a cluster, before a grant made
-    /// on a timer or after another client's write: a command of the module's own runs on a
-    /// key the server routed to it, so it is never asked there. The load checks that the
-    /// server knows the command.
-    pub fn serves(&self, key: Arg<'_>) -> bool {
+    /// while the slot migrates and the key has gone, nor while it is imported (an atomic slot
+    /// migration writes the slot's keys on the target before the target owns them). The server
+    /// answers `RedisModule_Call`'s keyed calls that way, and the module API has no other way
+    /// to ask on every server; `SERVES_PROBE` is the cheapest such call. Only asked in a
+    /// cluster, before a grant made on a timer or after another client's write: a command of the
+    /// module's own runs on a key the server routed to it, so it is never asked there. The load
+    /// checks that the server knows the command.
+    pub fn serves(&self, key: Arg<'_>) -> Served {
         let (call, free) = (api!(RedisModule_Call), api!(RedisModule_FreeCallReply));
-        // SAFETY: a live context and argument; the reply, if any, is freed once.
-        unsafe {
-            let reply = call(self.raw(), SERVES_PROBE.as_ptr(), c"s".as_ptr(), key.raw());
-            if reply.is_null() {
-                return false;
-            }
-            free(reply);
+        // SAFETY: a live context and argument.
+        let (reply, errno) = with_errno(|| unsafe {
+            call(self.raw(), SERVES_PROBE.as_ptr(), c"s".as_ptr(), key.raw())
+        });
+        if reply.is_null() {
+            return if errno == EPERM {
+                Served::Elsewhere
+            } else {
+                Served::Unknown
+            };
         }
-        true
+        // SAFETY: a reply that came back, freed once.
+        unsafe { free(reply) };
+        Served::Here
     }
 
     /// Whether writes of the module's own must wait: `CLIENT PAUSE WRITE`, a failover.

@@ -92,6 +92,13 @@ unsafe extern "C" fn on_role_change(
     }
 }
 
+/// The node took over slots another node served (an atomic slot migration it imported): the
+/// keys of those slots were the other node's, and so were their tokens, minted from its clock up
+/// to its margin ahead. Tokens start a margin ahead of this clock, as after a promotion.
+pub(super) fn took_over(ctx: &Ctx) {
+    restart_from(clock_us(ctx));
+}
+
 /// Load time, among the last steps (which cannot fail it): the settings, the start, and the
 /// promotions followed. A refusal to subscribe is logged: tokens then rest on the clock alone
 /// after a promotion.

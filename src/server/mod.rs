@@ -10,6 +10,8 @@
 //! | `api.rs` | the table of server functions Goblin calls, checked at load |
 //! | `module.rs` | `RedisModule_OnLoad`, the module arguments, `RedisModule_OnUnload` |
 //! | `register.rs` | load-time checks, the command table, docs, ACL categories |
+//! | `options.rs` | the module options declared: Redis's, and Valkey's where the server offers them |
+//! | `migration.rs` | Valkey's atomic slot migration: its server event, and its option |
 //! | `probe.rs` | questions to the server outside any command (`COMMAND INFO`, `CONFIG GET`, `INFO`) |
 //! | `host.rs` | which server this is |
 //! | `config.rs` | server settings the stand-ins follow (`lazyfree-lazy-expire`) |
@@ -42,7 +44,9 @@ mod host;
 mod info;
 mod keys;
 mod long_double;
+mod migration;
 mod module;
+mod options;
 mod probe;
 mod register;
 mod reply;
@@ -53,7 +57,7 @@ mod zsets;
 pub use args::{Arg, Args};
 pub use blocking::{Blocked, Waiting};
 pub use config::lazyfree_lazy_expire;
-pub use ctx::{Ctx, EventClass, OwnedString, Word, MAX_REPLICATED_ARGS};
+pub use ctx::{Ctx, EventClass, OwnedString, Served, Word, MAX_REPLICATED_ARGS};
 pub use entry::{registration, Registration};
 pub use fence::clock_behind as fence_clock_behind;
 pub use host::{host, Family};

@@ -145,6 +145,8 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         super::blocking::subscribe(ctx, module.waiting);
         follow_shutdown(ctx);
         super::fence::start(ctx, options.fence_margin_ms, options.fence_clock_offset_ms);
+        // After the fencing tokens' start, which a migration's import moves on.
+        super::migration::follow(ctx);
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
         // After every call the load makes (`watch` reads CONFIG), which the server counts.
         LOADED_AT_COMMAND.store(commands_processed(ctx).unwrap_or(-1), Ordering::Relaxed);

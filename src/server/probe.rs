@@ -6,6 +6,7 @@ use std::ffi::{c_int, CStr};
 use redis_module::raw;
 
 use super::api::{api, optional_api};
+use crate::error::CommandError;
 
 extern "C" {
     /// The calling thread's `errno` (glibc and musl): how `RedisModule_Call` says why it
@@ -17,6 +18,19 @@ extern "C" {
 const ENOENT: c_int = 2;
 /// `EINVAL`: it found the command, and refused the call for its number of arguments.
 const EINVAL: c_int = 22;
+/// `EPERM`: in a cluster, it refused a call on a key this node does not serve (where a client
+/// would get `-MOVED` or `-ASK`); a cluster that is down is `ENETDOWN` or `EROFS` instead.
+pub(super) const EPERM: c_int = 1;
+
+/// Runs `call` with the thread's `errno` cleared first; its result, and `errno` after it: how
+/// `RedisModule_Call` says why it refused a call.
+pub(super) fn with_errno<T>(call: impl FnOnce() -> T) -> (T, c_int) {
+    // SAFETY: errno is the calling thread's own.
+    unsafe { *__errno_location() = 0 };
+    let result = call();
+    // SAFETY: as above.
+    (result, unsafe { *__errno_location() })
+}
 
 /// Whether the server has a command called `name`, asked without `COMMAND` (which hardening
 /// guides rename away): the name is called with no arguments at all. The server looks it up
@@ -29,21 +43,68 @@ const EINVAL: c_int = 22;
 /// that takes none would run.
 pub(super) fn command_exists(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Option<bool> {
     let call = api!(RedisModule_Call);
-    // SAFETY: errno is the calling thread's; a context outside any command, an empty format
-    // (no arguments); a reply, if one comes back, is freed once.
+    // SAFETY: a context outside any command, an empty format (no arguments).
+    let (reply, errno) = with_errno(|| unsafe { call(ctx, name.as_ptr(), c"".as_ptr()) });
+    if !reply.is_null() {
+        // SAFETY: a reply that came back, freed once.
+        unsafe { api!(RedisModule_FreeCallReply)(reply) };
+        return Some(true);
+    }
+    match errno {
+        ENOENT => Some(false),
+        EINVAL => Some(true),
+        _ => None,
+    }
+}
+
+/// Whether the server's `command key args...` is refused with `ERR syntax error`, the reply of
+/// a command that does not know one of the arguments: `Some(true)` if so, `Some(false)` for any
+/// other reply, `None` if the server would not take the call (in a cluster, a key this node does
+/// not serve). For questions about a command's contract, with arguments chosen so that every
+/// version of the command refuses them before it touches the key: the call never writes.
+pub(super) fn syntax_error(
+    ctx: *mut raw::RedisModuleCtx,
+    command: &CStr,
+    key: &CStr,
+    args: &[&CStr; 8],
+) -> Option<bool> {
+    let (call, free) = (api!(RedisModule_Call), api!(RedisModule_FreeCallReply));
+    let (Some(reply_type), Some(string)) = (
+        optional_api!(RedisModule_CallReplyType),
+        optional_api!(RedisModule_CallReplyStringPtr),
+    ) else {
+        return None;
+    };
+    let [a, b, c, d, e, f, g, h] = args.map(CStr::as_ptr);
+    // SAFETY: a context outside any command; the format names the nine C strings passed after
+    // it; the reply is read while alive and freed once.
     unsafe {
-        *__errno_location() = 0;
-        let reply = call(ctx, name.as_ptr(), c"".as_ptr());
-        let errno = *__errno_location();
-        if !reply.is_null() {
-            api!(RedisModule_FreeCallReply)(reply);
-            return Some(true);
+        let reply = call(
+            ctx,
+            command.as_ptr(),
+            c"ccccccccc".as_ptr(),
+            key.as_ptr(),
+            a,
+            b,
+            c,
+            d,
+            e,
+            f,
+            g,
+            h,
+        );
+        if reply.is_null() {
+            return None;
         }
-        match errno {
-            ENOENT => Some(false),
-            EINVAL => Some(true),
-            _ => None,
-        }
+        let refused = reply_type(reply) == raw::REDISMODULE_REPLY_ERROR as c_int && {
+            let mut len = 0usize;
+            let text = string(reply, &mut len);
+            !text.is_null()
+                && std::slice::from_raw_parts(text.cast::<u8>(), len)
+                    == CommandError::Syntax.reply_text("").as_bytes()
+        };
+        free(reply);
+        Some(refused)
     }
 }
 

@@ -216,6 +216,50 @@ fn server_has(ctx: *mut raw::RedisModuleCtx, name: &CStr) -> Result<bool, String
     })
 }
 
+/// A native command whose contract is not the same on every server that has one, where the
+/// stand-in is Goblin's own: what to ask the server's own, and what the log says when it lacks
+/// what the stand-in offers (an application that used it on Goblin loses it there).
+struct Contract {
+    name: &'static CStr,
+    /// The arguments after a key that the server's own refuses with `ERR syntax error` when it
+    /// lacks one of them, and with another error when it has them all: never a write (`EX 0` is
+    /// refused by every version, after the options are read).
+    probe: [&'static CStr; 8],
+    lacking: &'static str,
+}
+
+const CONTRACTS: &[Contract] = &[Contract {
+    name: c"increx",
+    // Redis's INCREX reads every option, then refuses LBOUND above UBOUND; Valkey's, as merged,
+    // knows no LBOUND.
+    probe: [
+        c"LBOUND",
+        c"1",
+        c"UBOUND",
+        c"0",
+        c"SATURATE",
+        c"ENX",
+        c"EX",
+        c"0",
+    ],
+    lacking: "goblin: this server's own INCREX lacks LBOUND, UBOUND, SATURATE or ENX, which \
+              Goblin's stand-in takes on servers without INCREX; a call that uses them gets a \
+              syntax error here (docs/commands/increx.md)",
+}];
+
+/// Where the server's own command (no stand-in registered) lacks what the stand-in offers, one
+/// line in the log. Asked once, at load; a cluster node whose slots are not its own yet cannot
+/// be asked, and says nothing.
+fn check_contract(context: &LoadCtx, name: &CStr) {
+    let Some(contract) = CONTRACTS.iter().find(|contract| contract.name == name) else {
+        return;
+    };
+    if super::probe::syntax_error(context.ptr, name, c"goblin:probe", &contract.probe) == Some(true)
+    {
+        context.log_warning(contract.lacking);
+    }
+}
+
 /// What the module arguments say about registering.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Choices {
@@ -263,14 +307,10 @@ pub(super) fn register(
              this server does not know (rename-command?)"
         ));
     }
+    // After the check above, which `SKIP_COMMAND_VALIDATION` rests on.
+    super::options::declare_at_registration(ctx);
     // SAFETY: load-time calls on the context the server handed to OnLoad.
     unsafe {
-        // WATCH and client-side caching must see a write only when a command really writes,
-        // not whenever it opens a key for writing (an error reply must leave no trace).
-        api!(RedisModule_SetModuleOptions)(
-            ctx,
-            raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int,
-        );
         for command in module.commands {
             let spec = command.spec;
             if spec.stand_in {
@@ -282,6 +322,7 @@ pub(super) fn register(
                         "goblin: {} is the server's own here; no stand-in",
                         spec.name.to_string_lossy()
                     ));
+                    check_contract(context, spec.name);
                     continue;
                 }
             }

@@ -150,7 +150,8 @@ pub fn reference_binary(name: &str) -> PathBuf {
     path
 }
 
-/// Redis 8.10.2 with the GCRA command Redis held out of its release compiled back in: the
+/// Redis 8.10.2 with the GCRA command its source carries compiled back in (Redis wrote it for
+/// 8.8 and held it back before 8.8 shipped; no release has it): the
 /// reference for GOBLIN.GCRA. Run it as `Flavor::Redis810`.
 pub fn redis810_with_gcra() -> PathBuf {
     reference_binary("redis810gcra")

@@ -697,6 +697,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         if !present {
             return false;
         }
+        skip_command_validation(ctx);
         for (slot, text) in WORDS.iter().zip(WORD_TEXT) {
             let bytes = text.to_bytes();
             // SAFETY: a load-time context; the string is the module's for its whole life.
@@ -726,5 +727,41 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     match loaded {
         Ok(true) => raw::REDISMODULE_OK as c_int,
         _ => raw::REDISMODULE_ERR as c_int,
+    }
+}
+
+/// `VALKEYMODULE_OPTIONS_SKIP_COMMAND_VALIDATION`: on Valkey 8.1 and later, `Replicate` takes the
+/// command name as given instead of looking it up on every call. Goblin declares it where the
+/// server offers it (`src/server/options.rs`), so the floor does as well, on the same test: a
+/// Valkey server (`INFO server` has `valkey_version`) whose module API lists the bit. Redis
+/// numbers its bits on its own: it never gets this one.
+const VALKEY_SKIP_COMMAND_VALIDATION: c_int = 1 << 4;
+
+fn skip_command_validation(ctx: *mut raw::RedisModuleCtx) {
+    // SAFETY: reads of pointers `RedisModule_Init` wrote.
+    let (Some(info), Some(field), Some(free), Some(all)) = (unsafe {
+        (
+            raw::RedisModule_GetServerInfo,
+            raw::RedisModule_ServerInfoGetFieldC,
+            raw::RedisModule_FreeServerInfo,
+            raw::RedisModule_GetModuleOptionsAll,
+        )
+    }) else {
+        return;
+    };
+    // SAFETY: a load-time context; the info is read while alive and freed once.
+    let valkey = unsafe {
+        let data = info(ctx, c"server".as_ptr());
+        if data.is_null() {
+            return;
+        }
+        let valkey = !field(data, c"valkey_version".as_ptr()).is_null();
+        free(ctx, data);
+        valkey
+    };
+    // SAFETY: no arguments; the mask of the options this server knows.
+    if valkey && unsafe { all() } & VALKEY_SKIP_COMMAND_VALIDATION != 0 {
+        // SAFETY: a load-time context.
+        unsafe { api!(RedisModule_SetModuleOptions)(ctx, VALKEY_SKIP_COMMAND_VALIDATION) };
     }
 }

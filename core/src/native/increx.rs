@@ -1,4 +1,4 @@
-//! INCREX, the native command of Redis 8.8 and Valkey 9.2: what the value becomes under its
+//! INCREX, the native command of Redis 8.8: what the value becomes under its
 //! bounds, and what happens to the TTL. Generic over the number: `i64` here for BYINT, and the
 //! server's `long double` (in the module, through a C shim) for BYFLOAT, so both modes run
 //! the same algorithm.

@@ -1,11 +1,12 @@
-//! INCREX, the native command of Redis 8.8 and Valkey 9.2, for the servers that lack it:
+//! INCREX, the native command of Redis 8.8, for the servers that lack it:
 //!
 //! ```text
 //! INCREX key [BYINT n | BYFLOAT f] [LBOUND l] [UBOUND u] [SATURATE]
 //!            [EX s | PX ms | EXAT t | PXAT t | PERSIST] [ENX]     -> [new value, applied increment]
 //! ```
 //!
-//! with Valkey's `NX | XX` on a Valkey server. Options come in any order; what the server's
+//! with the `NX | XX` of Valkey's own INCREX on a Valkey server (whose contract is otherwise
+//! another: docs/commands/increx.md). Options come in any order; what the server's
 //! `increxCommand` refuses, this refuses with the same words and in the same order: each
 //! option as it is read (BYINT's and BYFLOAT's values at once), then the bounds, ENX without an
 //! expiry, the expiry, and only then the key. The arithmetic is `goblin_core::native::increx`, on `i64`

@@ -1,6 +1,7 @@
 //! `server-path NAME`: prints where the server of the test matrix called NAME is, so that
 //! `make run SERVER=NAME` starts the same binary the tests use; `redis810-gcra` is the
-//! reference build of Redis 8.10 with its GCRA compiled back in.
+//! reference build of Redis 8.10 with the GCRA its source carries (written for 8.8, in no
+//! release) compiled back in.
 
 use goblin_testkit::{redis810_with_gcra, Flavor};
 
