@@ -3,7 +3,8 @@
 #                 Redis 7.0, Redis 8.2, Valkey 9.1 and Redis 8.10
 #   make run      a server on 127.0.0.1:6379 with the module
 #                 (SERVER=valkey91|redis82|redis70|redis810)
-#   make lint     rustfmt and clippy, warnings as errors
+#   make lint     rustfmt and clippy (warnings as errors) on the crates, fuzz/ and the floor;
+#                 ruff and mypy --strict on the Python; tsc and eslint on the Node
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
 #   make bench    the benchmark: bench/results/latest.md and latest.png, then make instructions
 #   make instructions  instructions per call against the floor module and the natives, and

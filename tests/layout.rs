@@ -146,6 +146,103 @@ fn every_command_has_its_page_and_the_readme_lists_it() {
     );
 }
 
+/// The option words (`COST`, `PERMITS`, `FENCE` ...) of a synopsis: its upper-case words after
+/// the command's name.
+fn option_words(synopsis: &str) -> Vec<String> {
+    let mut words: Vec<String> = synopsis
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '_')
+        .skip_while(|word| word.is_empty())
+        .skip(1)
+        .filter(|word| word.len() > 1 && word.chars().all(|c| c.is_ascii_uppercase()))
+        .map(String::from)
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// The README's synopsis of a Goblin command names every option its page's synopsis names
+/// (the first line of the page's first code block): the front door may shorten an argument's
+/// name, never leave an option out.
+#[test]
+fn the_readme_synopses_name_every_option() {
+    let readme = read(&root().join("README.md")).replace('\n', " ");
+    let mut checked = 0;
+    for link in readme.split("[`").skip(1) {
+        let Some((synopsis, rest)) = link.split_once("`](") else {
+            continue;
+        };
+        let Some(page) = rest
+            .split(')')
+            .next()
+            .filter(|page| page.starts_with("docs/commands/goblin."))
+        else {
+            continue;
+        };
+        let text = read(&root().join(page));
+        let page_synopsis = text
+            .split("```")
+            .nth(1)
+            .and_then(|block| block.lines().find(|line| !line.trim().is_empty()))
+            .and_then(|line| line.split("->").next())
+            .unwrap_or_else(|| panic!("{page}: no synopsis in a code block"));
+        assert_eq!(
+            option_words(synopsis),
+            option_words(page_synopsis),
+            "README.md's `{synopsis}` against {page}'s `{}`",
+            page_synopsis.trim()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 15, "only {checked} synopses found in README.md");
+}
+
+/// The README's line for `make lint` names every tool the Makefile's `lint` target runs.
+#[test]
+fn the_readme_says_what_make_lint_runs() {
+    let makefile = read(&root().join("Makefile"));
+    let recipe: String = makefile
+        .split("\nlint:")
+        .nth(1)
+        .expect("a lint target in the Makefile")
+        .lines()
+        .skip(1)
+        .take_while(|line| line.starts_with('\t'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let readme = read(&root().join("README.md"));
+    let line = readme
+        .lines()
+        .find(|line| line.starts_with("make lint"))
+        .expect("README.md: a make lint line");
+    let tools = [
+        ("cargo fmt", "rustfmt"),
+        ("cargo clippy", "clippy"),
+        ("ruff", "ruff"),
+        ("mypy --strict", "mypy --strict"),
+        ("tsc", "tsc"),
+        ("eslint", "eslint"),
+    ];
+    let mut ran = 0;
+    for (runs, says) in tools {
+        if recipe.contains(runs) {
+            ran += 1;
+            assert!(
+                line.contains(says),
+                "make lint runs {runs}; README.md's line: {line}"
+            );
+        }
+    }
+    assert!(ran >= 4, "the lint recipe as read: {recipe}");
+    for dir in ["fuzz/", "bench/floor"] {
+        assert!(
+            !recipe.contains(dir)
+                || line.contains(dir.trim_end_matches('/').rsplit('/').next().unwrap_or(dir)),
+            "make lint checks {dir}; README.md's line: {line}"
+        );
+    }
+}
+
 #[test]
 fn error_texts_live_in_error_rs() {
     let mut found = Vec::new();
