@@ -64,7 +64,6 @@ pub use module::unload_allowed;
 pub use register::ModuleSpec;
 pub use reply::Reply;
 
-/// Writes `message` to the server's log at `level`.
 /// A callback for a server event (`RedisModule_SubscribeToServerEvent`).
 type EventCallback = unsafe extern "C" fn(
     *mut raw::RedisModuleCtx,
@@ -84,6 +83,7 @@ fn subscribe(ctx: *mut raw::RedisModuleCtx, id: u64, callback: EventCallback) ->
     unsafe { subscribe(ctx, event, Some(callback)) == raw::REDISMODULE_OK as std::ffi::c_int }
 }
 
+/// Writes `message` to the server's log at `level`.
 fn log(ctx: *mut raw::RedisModuleCtx, level: &CStr, message: &str) {
     let message = module::c_message(message);
     // SAFETY: a live context, a static level and format, a NUL-terminated message.
