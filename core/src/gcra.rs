@@ -1,8 +1,10 @@
 //! GOBLIN.GCRA's algorithm: the Generic Cell Rate Algorithm, with the arithmetic and the reply
 //! of the `GCRA` command Redis wrote (8.10 source, compiled out of the release). All times are
 //! Unix microseconds; the state is one number per key, the theoretical arrival time (TAT) of
-//! the next request. It runs over a `TatStore`: a string key in the module, `MemoryTat` in the
-//! unit tests and the fuzzer.
+//! the next request. The decision is `decide`, from the stored TAT (read with `read_tat`) and
+//! the clock; the module stores what it decides through its effects. `throttle` is `decide`
+//! and the store together over a `TatStore`, which only `MemoryTat` implements: the unit
+//! tests' and the fuzzer's.
 
 use crate::decimal::{parse_integer, Decimal};
 
