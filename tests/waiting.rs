@@ -39,7 +39,11 @@ fn granted_at_ms(c: &mut Conn, key: &str, lease_ms: i64) -> i64 {
 
 /// A sorted-set member's score (a lease's grant, on the server's clock) in milliseconds.
 fn score_ms(c: &mut Conn, key: &str, member: &str) -> i64 {
-    let score: f64 = c.call(&["ZSCORE", key, member]).text().parse().expect("a score");
+    let score: f64 = c
+        .call(&["ZSCORE", key, member])
+        .text()
+        .parse()
+        .expect("a score");
     (score * 1000.0).round() as i64
 }
 
