@@ -6,7 +6,8 @@
 #   make lint     rustfmt and clippy (warnings as errors) on the crates, fuzz/ and the floor;
 #                 ruff and mypy --strict on the Python; tsc and eslint on the Node
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
-#   make bench    the benchmark: bench/results/latest.md and latest.png, then make instructions
+#   make bench    the benchmark: bench/results/latest.md and latest.png, a parked waiter's memory
+#                 (bench/results/waiters.md), then make instructions
 #   make instructions  instructions per call against the floor module and the natives, and
 #                 throughput beside them: bench/results/instructions.md
 #   make image-test  build docker/Dockerfile on a private Docker daemon and check the image
@@ -40,6 +41,7 @@ test: build
 # The benchmark harness once, tiny, so it cannot rot; it asserts nothing about time.
 bench-smoke: build
 	cargo run --release -p goblin-bench -- --smoke --out target/bench-smoke
+	cargo run --release -p goblin-bench --bin waiters -- --smoke --servers valkey91 --out target/bench-smoke/waiters.md
 
 # cargo fuzz needs nightly-only flags; RUSTC_BOOTSTRAP lets this stable toolchain take them.
 # New inputs go to fuzz/work/ (ignored); fuzz/corpus/ holds the committed seeds.
@@ -54,6 +56,7 @@ fuzz:
 
 bench: build floor
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
+	cargo run --release -p goblin-bench --bin waiters
 	bash bench/python/run.sh
 	bash bench/node/run.sh
 	bash scripts/instructions.sh
