@@ -27,6 +27,18 @@ async function waiting(conn) {
   return Number(/goblin_waiting:(\d+)/.exec(info)[1])
 }
 
+/** Whether `check` holds within 10 s, asked every 10 ms: a wait for an event, not a bound. */
+async function until(check) {
+  const deadline = performance.now() + 10_000
+  while (performance.now() < deadline) {
+    if (await check()) {
+      return true
+    }
+    await sleep(10)
+  }
+  return await check()
+}
+
 /** Waits until the server says `n` callers wait. */
 async function untilWaiting(conn, n) {
   for (let i = 0; i < 500; i++) {
@@ -134,17 +146,20 @@ for (const library of libraries()) {
       const key = freshKey('lost')
       const lost = []
       const mutex = new Mutex(the.client, key, {
-        lockTimeout: 300,
+        lockTimeout: 3000,
         refreshInterval: 80,
         onLockLost(error) {
           lost.push([error, this.isAcquired])
         },
       })
       await mutex.acquire()
-      await sleep(400)
+      // Refreshed: the lease's end moves on, on the server's clock (read from the event, not
+      // after a guessed sleep).
+      const granted = Number(await the.raw.call('PEXPIRETIME', `mutex:${key}`))
+      assert.ok(await until(async () => Number(await the.raw.call('PEXPIRETIME', `mutex:${key}`)) > granted), 'never refreshed')
       assert.equal(await the.raw.get(`mutex:${key}`), mutex.identifier)
       await the.raw.del(`mutex:${key}`)
-      await sleep(200)
+      assert.ok(await until(async () => lost.length > 0), 'the loss was never noticed')
       assert.equal(lost.length, 1)
       assert.ok(lost[0][0] instanceof LostLockError)
       assert.equal(lost[0][0].message, `Lost mutex for key mutex:${key}`)
