@@ -414,10 +414,14 @@ describe(`waiting, on ${first.name}`, () => {
       const holder = new Mutex(client, key)
       await holder.acquire()
       const waiter = new Mutex(client, key, { waitOn: own, acquireTimeout: 3000 })
+      const base = await waiting(raw)
       const acquiring = waiter.acquire()
-      await sleep(50)
-      const list = await raw.client('LIST')
-      assert.match(list, /cmd=goblin\.block/)
+      await untilWaiting(raw, base + 1)
+      // The one connection blocked in GOBLIN.BLOCK is the client given, not a waiter
+      // connection of the package's own (named goblin-waiter), which it would be without waitOn.
+      const blocked = (await raw.client('LIST')).split('\n').filter((line) => line.includes('cmd=goblin.block'))
+      assert.equal(blocked.length, 1, blocked.join('\n'))
+      assert.doesNotMatch(blocked[0], /name=goblin-waiter/)
       await holder.release()
       await acquiring
       await waiter.release()
