@@ -417,9 +417,9 @@ describe(`waiting, on ${first.name}`, () => {
       const base = await waiting(raw)
       const acquiring = waiter.acquire()
       await untilWaiting(raw, base + 1)
-      // The one connection blocked in GOBLIN.BLOCK is the client given, not a waiter
+      // The one connection blocked (flags=b) in GOBLIN.BLOCK is the client given, not a waiter
       // connection of the package's own (named goblin-waiter), which it would be without waitOn.
-      const blocked = (await raw.client('LIST')).split('\n').filter((line) => line.includes('cmd=goblin.block'))
+      const blocked = (await raw.client('LIST')).split('\n').filter((line) => line.includes(' flags=b ') && line.includes('cmd=goblin.block'))
       assert.equal(blocked.length, 1, blocked.join('\n'))
       assert.doesNotMatch(blocked[0], /name=goblin-waiter/)
       await holder.release()
