@@ -577,6 +577,61 @@ pub fn server_ms(conn: &mut Conn) -> i64 {
     time_ms(&conn.call(&["TIME"]))
 }
 
+/// `INFO <section>`'s lines `<prefix><name>:...<field>=<n>,...`: `n` by name (commandstats'
+/// calls by command, errorstats' counts by error prefix).
+pub fn info_counts(
+    conn: &mut Conn,
+    section: &str,
+    prefix: &str,
+    field: &str,
+) -> std::collections::BTreeMap<String, u64> {
+    let wanted = format!("{field}=");
+    let info = conn.call(&["INFO", section]).text();
+    info.lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix(prefix)?.split_once(':')?;
+            let n = stats
+                .split(',')
+                .find_map(|pair| pair.strip_prefix(&wanted)?.trim().parse().ok())?;
+            Some((name.to_string(), n))
+        })
+        .collect()
+}
+
+/// `INFO commandstats`: calls by command name, lowercase as the server lists them (a
+/// subcommand as `script|load`).
+pub fn command_calls(conn: &mut Conn) -> std::collections::BTreeMap<String, u64> {
+    info_counts(conn, "commandstats", "cmdstat_", "calls")
+}
+
+/// `INFO errorstats`: error replies by prefix (`MOVED`, `ERR`, ...).
+pub fn error_counts(conn: &mut Conn) -> std::collections::BTreeMap<String, u64> {
+    info_counts(conn, "errorstats", "errorstat_", "count")
+}
+
+/// The commandstats (calls) and errorstats (counts) of `servers`, summed.
+pub fn summed_stats(
+    servers: &[&Server],
+) -> (
+    std::collections::BTreeMap<String, u64>,
+    std::collections::BTreeMap<String, u64>,
+) {
+    let (mut calls, mut errors) = (
+        std::collections::BTreeMap::new(),
+        std::collections::BTreeMap::new(),
+    );
+    for server in servers {
+        let mut conn = server.conn();
+        for (name, n) in command_calls(&mut conn) {
+            *calls.entry(name).or_default() += n;
+        }
+        for (name, n) in error_counts(&mut conn) {
+            *errors.entry(name).or_default() += n;
+        }
+    }
+    (calls, errors)
+}
+
 pub fn info_field(conn: &mut Conn, section: &str, field: &str) -> String {
     let info = conn.call(&["INFO", section]).text();
     info.lines()
