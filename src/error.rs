@@ -91,6 +91,17 @@ pub mod fence {
     );
 }
 
+/// What a waiter whose grant's lease end no longer fits 64-bit milliseconds when its turn comes
+/// is answered: its own command's `invalid expire time` (`goblin_core::grant`).
+pub mod waiting {
+    use super::CommandError::{self, Message};
+
+    pub const BLOCK_INVALID_EXPIRE: CommandError =
+        Message("ERR invalid expire time in 'goblin.block' command");
+    pub const BZWINDOW_INVALID_EXPIRE: CommandError =
+        Message("ERR invalid expire time in 'goblin.bzwindow' command");
+}
+
 /// A blocking command's timeout, in the words of BLPOP's.
 pub mod timeout {
     use super::CommandError::{self, Message};

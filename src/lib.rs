@@ -11,6 +11,7 @@ mod commands;
 mod effects;
 mod error;
 mod fencing;
+mod grant;
 mod server;
 mod waiting;
 

@@ -8,12 +8,14 @@
 //! -> OK, or nil
 //! ```
 
-use crate::effects;
+use goblin_core::grant::Take;
+
 use crate::error::CommandError;
-use crate::fencing::{self, Fence, Holder};
+use crate::fencing;
+use crate::grant;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
+use crate::server::{Arg, Args, Ctx, Key, Reply};
 use crate::waiting;
 
 pub struct GoblinLock;
@@ -65,40 +67,31 @@ pub(crate) fn lock_lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
     }
 }
 
-/// When a lease of `ms` taken now runs out: `None` for no lease (0).
-pub(crate) fn lease_end(ctx: &Ctx, ms: i64) -> Result<Option<i64>, CommandError> {
-    if ms == 0 {
-        return Ok(None);
-    }
-    let at_ms = ctx
-        .now_ms()
-        .checked_add(ms)
-        .ok_or(CommandError::InvalidExpire)?;
-    Ok(Some(at_ms))
-}
-
-/// Takes the lock for `args.token` if nobody holds it, or if the caller holds it already, with
-/// its fencing token if asked (a new one for a new holder, its own for a holder again);
-/// `None` (nothing written) otherwise, or an error for a key of another type, or a token that
-/// cannot be minted. The caller has served the line first.
+/// Takes the lock for `args.token` if nobody holds it, or if the caller holds it already
+/// (`grant::take`), as `crate::grant::lock` grants it: with its fencing token if asked (a new
+/// one for a new holder, its own for a holder again); `None` (nothing written) if someone else
+/// holds it, or an error for a key of another type, or a token that cannot be minted. The
+/// caller has served the line first.
 pub(crate) fn take_now(
     ctx: &Ctx,
     key: &mut Key<'_>,
     args: &LockArgs<'_>,
 ) -> Result<Option<Reply<'static>>, CommandError> {
-    let at_ms = lease_end(ctx, args.ms)?;
-    let renewal = match key.kind() {
-        // Served first (`waiting::serve_first`): a free key has nobody waiting for it who
-        // could take it.
-        KeyKind::Empty => false,
-        // Its holder, again: the lease starts over, and it keeps its fencing token.
-        KeyKind::String if key.string() == Some(args.token.as_bytes()) => true,
-        KeyKind::String => return Ok(None),
-        KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
+    let now_ms = ctx.now_ms();
+    // Checked first, as SET PX checks it: an end past 64-bit milliseconds is an error whoever
+    // holds the key.
+    goblin_core::grant::lock_end(args.ms, now_ms)?;
+    match goblin_core::grant::take(grant::lock_key(key), args.token.as_bytes()) {
+        Take::Takes => {}
+        Take::Held => return Ok(None),
+        Take::WrongType => return Err(CommandError::WrongType),
+    }
+    let lock = grant::Lock {
+        token: args.token.as_bytes(),
+        ms: args.ms,
+        fence: args.fence,
     };
-    let fence = Fence::asked(ctx, args.fence, args.key, Holder::lock(args.token))?;
-    effects::lock_taken(ctx, key, args.token.as_bytes(), at_ms);
-    let token = fence.map(|fence| fence.grant(ctx, renewal, at_ms));
+    let token = grant::lock(ctx, key, args.key, lock, now_ms)?;
     Ok(Some(granted(token)))
 }
 

@@ -11,17 +11,16 @@
 
 use goblin_core::clock::Now;
 use goblin_core::zwindow::cost;
-use goblin_core::zwindow::{self, Admission, WindowExpiry};
+use goblin_core::zwindow::{self, Admission, Seat, WindowExpiry};
 
 use crate::effects;
 use crate::error::zwindow::{NOT_COST_ENTRIES, TOO_MANY_PERMITS};
 use crate::error::CommandError;
-use crate::fencing::{self, Fence, Holder};
+use crate::fencing;
+use crate::grant::{self, AskedLease, Permits, Slots};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use smallvec::SmallVec;
-
-use crate::server::{Arg, Args, Ctx, Key, KeyKind, OwnedString, Reply};
+use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
 use crate::waiting;
 
 pub struct GoblinZwindow;
@@ -166,8 +165,6 @@ impl Command for GoblinZwindow {
         }
         // One reading of the clock for the expiry and for `*`: the same instant.
         let now_ms = ctx.now_ms();
-        // Computed before the first write, so an invalid expiry leaves the key untouched.
-        let expiry = zwindow::expiry(args.window, now_ms)?;
         if args.now == Now::Server {
             SERVER_CLOCK.add(1);
         }
@@ -175,45 +172,38 @@ impl Command for GoblinZwindow {
         let cutoff = zwindow::cutoff(now, args.window);
         if let Some(cost) = args.cost {
             COSTED.add(1);
+            // Computed before the first write, so an invalid expiry leaves the key untouched.
+            let expiry = zwindow::expiry(args.window, now_ms)?;
             return costed(ctx, &mut key, &args, cost, now, cutoff, expiry);
         }
-        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
-        let twins = twins(ctx, args.member, args.permits);
-        let members = permit_members(args.member, args.permits, &twins);
-        let admission = step(
+        let lease = grant::Lease {
+            member: args.member,
+            window: args.window,
+            permits: args.permits,
+            fence: args.fence,
+        };
+        let asked = lease.ask(ctx, args.key, now_ms)?;
+        let slots = Slots::of(ctx, args.member, args.permits);
+        let granted = step(
             ctx,
             &mut key,
+            &asked,
+            &slots,
             cutoff,
             args.limit,
             now,
-            &members,
             !args.renew_only,
-            expiry,
         );
-        Ok(lease_reply(ctx, fence.as_ref(), admission, expiry))
+        Ok(lease_reply(granted))
     }
 }
 
 /// A lease call's reply: 1 granted, 0 refused; with FENCE, a grant's token instead of 1 (its
 /// own, kept, for a holder renewing), kept until the lease ends.
-pub(crate) fn lease_reply(
-    ctx: &Ctx,
-    fence: Option<&Fence<'_, '_>>,
-    admission: Admission,
-    expiry: WindowExpiry,
-) -> Reply<'static> {
-    match (fence, admission) {
-        (_, Admission::Rejected) => Reply::Int(0),
-        (None, _) => Reply::Int(1),
-        (Some(fence), admission) => {
-            let renewal = matches!(admission, Admission::Refreshed(_));
-            let at_ms = match expiry {
-                WindowExpiry::At(at_ms) => Some(at_ms),
-                // A window of 0 or less keeps nothing: its grant is gone as it is made.
-                WindowExpiry::Immediately => return Reply::Int(fence.mint(ctx)),
-            };
-            Reply::Int(fence.grant(ctx, renewal, at_ms))
-        }
+pub(crate) fn lease_reply(granted: Option<Option<i64>>) -> Reply<'static> {
+    match granted {
+        None => Reply::Int(0),
+        Some(token) => Reply::Int(token.unwrap_or(1)),
     }
 }
 
@@ -256,7 +246,7 @@ impl<'call> PermitOptions<'call> {
     pub fn permits(self) -> Permits<'call> {
         Permits {
             count: self.count.unwrap_or(1),
-            separator: self.separator,
+            separator: self.separator.map(Arg::as_bytes),
         }
     }
 }
@@ -270,84 +260,40 @@ fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
         .ok_or(TOO_MANY_PERMITS)
 }
 
-/// `PERMITS n` and `SEPARATOR sep`: how many slots a holder takes, and how they are named
-/// (`zwindow::permit_member`).
-#[derive(Clone, Copy)]
-pub(crate) struct Permits<'call> {
-    pub count: usize,
-    pub separator: Option<Arg<'call>>,
-}
-
-impl Permits<'_> {
-    /// The separator, as a waiter keeps it.
-    pub fn separator_bytes(&self) -> Option<Vec<u8>> {
-        self.separator
-            .map(|separator| separator.as_bytes().to_vec())
-    }
-}
-
-/// The members a request's slots are besides `member` itself, made for this call: its twins
-/// (`member`, NUL, the index: none for one slot), or, with a separator, every slot's name
-/// (`member`, the separator, the index from 0; `member` itself is not one of them).
-pub(crate) fn twins<'c>(
-    ctx: &'c Ctx,
-    member: Arg<'_>,
-    permits: Permits<'_>,
-) -> SmallVec<[OwnedString<'c>; 3]> {
-    let separator = permits.separator.map(|separator| separator.as_bytes());
-    let first = usize::from(separator.is_none());
-    (first..permits.count)
-        .map(|index| ctx.string(&zwindow::permit_member(member.as_bytes(), index, separator)))
-        .collect()
-}
-
-/// Every member a request holds: `member` (unless a separator names every slot), then its
-/// `twins`.
-pub(crate) fn permit_members<'a>(
-    member: Arg<'a>,
-    permits: Permits<'_>,
-    twins: &'a [OwnedString<'_>],
-) -> SmallVec<[Arg<'a>; 4]> {
-    permits
-        .separator
-        .is_none()
-        .then_some(member)
-        .into_iter()
-        .chain(twins.iter().map(OwnedString::arg))
-        .collect()
-}
-
-/// One step without `COST`, after the key's type and the expiry are checked: evicts, then
-/// refreshes a holder or, if `newcomers`, admits one under `limit`, and re-arms the TTL.
-/// `members`: the request's, one per slot (`permit_members`); the first names the holder.
+/// One step without `COST`, after the key's type is checked and the grant asked for (its
+/// expiry, its fencing tokens): evicts, then, if the holder's `slots` get their seat (a holder
+/// renewing, or, if `newcomers`, a newcomer under `limit`), grants the lease (`grant::Lease`)
+/// and re-arms the TTL. The grant's fencing token if granted (`None` inside: none asked).
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn step<'call>(
-    ctx: &'call Ctx,
-    key: &mut Key<'call>,
+pub(crate) fn step(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    asked: &AskedLease<'_, '_>,
+    slots: &Slots<'_>,
     cutoff: f64,
     limit: i64,
     now: f64,
-    members: &[Arg<'_>],
     newcomers: bool,
-    expiry: WindowExpiry,
-) -> Admission {
+) -> Option<Option<i64>> {
     let eviction = effects::evict(ctx, key, cutoff);
     EVICTED.add(eviction.count as u64);
     // With no room for newcomers, only a member holding its slot is granted (a refresh).
     let limit = if newcomers { limit } else { 0 };
-    let Some(&holder) = members.first() else {
-        return Admission::Rejected;
+    let members = slots.members();
+    let seat = members
+        .first()
+        .and_then(|holder| zwindow::seat(key, &eviction, cutoff, limit, holder, members.len()));
+    let Some(seat) = seat else {
+        REJECTED.add(1);
+        return None;
     };
-    let admission = match zwindow::seat(key, &eviction, cutoff, limit, &holder, members.len()) {
-        None => Admission::Rejected,
-        Some(seat) => Admission::of(seat, effects::admitted(ctx, key, now, members, expiry)),
-    };
-    match admission {
+    let (zadded, token) = asked.write(ctx, key, slots, now, seat == Seat::Holder);
+    match Admission::of(seat, zadded) {
         Admission::Admitted(_) => ADMITTED.add(1),
         Admission::Refreshed(_) => REFRESHED.add(1),
         Admission::Rejected => REJECTED.add(1),
     }
-    admission
+    Some(token)
 }
 
 /// A call with `COST cost`: a request dearer than the limit is refused before anything is
