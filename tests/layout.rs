@@ -243,12 +243,68 @@ fn the_readme_says_what_make_lint_runs() {
     }
 }
 
+/// docs/architecture.md: a command's file imports no other command's file. What a family of
+/// commands shares is its folder's `mod.rs`, what families share is `src/commands/mod.rs`.
+#[test]
+fn no_command_file_imports_another() {
+    let files = command_files();
+    let mut found = Vec::new();
+    for path in &files {
+        let folder = path.parent().expect("a folder");
+        let family = folder.file_name().expect("a name").to_string_lossy();
+        let siblings: Vec<String> = files
+            .iter()
+            .filter(|other| other.parent() == Some(folder) && *other != path)
+            .map(|other| {
+                other
+                    .file_stem()
+                    .expect("a name")
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        for (n, line) in read(path).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let imports = siblings.iter().any(|sibling| {
+                code.contains(&format!("super::{sibling}::"))
+                    || code.contains(&format!("super::{sibling};"))
+                    || code.contains(&format!("commands::{family}::{sibling}"))
+            });
+            if imports {
+                found.push(format!("{}:{}: {}", relative(path), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "command files importing another's: {found:#?}"
+    );
+}
+
+/// docs/architecture.md: `server/` imports nothing above it; `lib.rs` hands it the module's
+/// description (`server::entry_points!`).
+#[test]
+fn the_server_layer_imports_nothing_above_it() {
+    let mut found = Vec::new();
+    for path in files("src/server", &[".rs"]) {
+        for (n, line) in read(&path).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("crate::") && !code.contains("crate::server") {
+                found.push(format!("{}:{}: {}", relative(&path), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "server/ reaching above it: {found:#?}");
+}
+
 #[test]
 fn error_texts_live_in_error_rs() {
     let mut found = Vec::new();
     for path in files("src", &[".rs"]) {
         let rel = relative(&path);
-        if rel == "src/error.rs" {
+        // The commands' own words, and the server's shared ones (server/error.rs, which
+        // error.rs re-exports).
+        if rel == "src/error.rs" || rel == "src/server/error.rs" {
             continue;
         }
         for (n, line) in read(&path).lines().enumerate() {

@@ -1,30 +1,80 @@
 //! One file per command, each in the shape of `crate::server::command::Command`: its spec, its
-//! arguments, its parser and `run`. Goblin's own commands are here, named after the command
-//! (`zwindow.rs` is GOBLIN.ZWINDOW); the stand-ins for native commands of newer servers are in
-//! `native/`.
+//! arguments, its parser and `run`, named after the command (`zwindow.rs` is GOBLIN.ZWINDOW), in
+//! its family's folder, as `core/` decides them:
+//!
+//! | folder | commands | decides with (`goblin_core::`) |
+//! |---|---|---|
+//! | `locks/` | GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.EXTEND, GOBLIN.CAD | `grant`, `waitlist` |
+//! | `sliding/` | GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, GOBLIN.ZWSTATS, GOBLIN.SWINDOW, GOBLIN.SWSTATS | `zwindow`, `grant`, `swindow` |
+//! | `fixed/` | GOBLIN.INCREX, GOBLIN.FWINDOW, GOBLIN.FWSTATS, GOBLIN.MFWINDOW | `increx`, `fwindow` |
+//! | `throttles/` | GOBLIN.GCRA, GOBLIN.MGCRA | `gcra`, `mgcra` |
+//! | `native/` | the stand-ins for newer servers' commands: INCREX, DELEX, DIGEST, DELIFEQ | `native` |
+//!
+//! A command's file imports no other command's: what a family shares is its folder's
+//! `mod.rs`; what families share is here (`PERMITS` and `SEPARATOR` as the lease commands and
+//! GOBLIN.CAD parse them, the distinct keys of a command that names several).
 
-pub mod block;
-pub mod bzwindow;
-pub mod cad;
-pub mod extend;
-pub mod fwindow;
-pub mod fwstats;
-pub mod gcra;
-pub mod increx;
-pub mod lock;
-pub mod mfwindow;
-pub mod mgcra;
+pub mod fixed;
+pub mod locks;
 pub mod native;
-pub mod swindow;
-pub mod swstats;
-pub mod zwindow;
-pub mod zwstats;
+pub mod sliding;
+pub mod throttles;
 
 use std::collections::HashMap;
 
+use goblin_core::zwindow::MOST_PERMITS;
 use smallvec::SmallVec;
 
+use crate::error::zwindow::TOO_MANY_PERMITS;
+use crate::error::CommandError;
+use crate::grant::Permits;
 use crate::server::Arg;
+
+/// `PERMITS n` and `SEPARATOR sep` as the lease commands parse them: each once, in any order
+/// among their other options.
+#[derive(Default)]
+pub(crate) struct PermitOptions<'call> {
+    count: Option<usize>,
+    separator: Option<Arg<'call>>,
+}
+
+impl<'call> PermitOptions<'call> {
+    /// Takes `option value` if it is `PERMITS n` or `SEPARATOR sep`, not given before: whether
+    /// it was one of them.
+    pub fn take(&mut self, option: Arg<'_>, value: Arg<'call>) -> Result<bool, CommandError> {
+        if option.is("PERMITS") && self.count.is_none() {
+            self.count = Some(permit_count(value)?);
+            Ok(true)
+        } else if option.is("SEPARATOR") && self.separator.is_none() {
+            self.separator = Some(value);
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Whether either was given.
+    pub fn given(&self) -> bool {
+        self.count.is_some() || self.separator.is_some()
+    }
+
+    /// The request's slots: 1 without `PERMITS`.
+    pub fn permits(self) -> Permits<'call> {
+        Permits {
+            count: self.count.unwrap_or(1),
+            separator: self.separator.map(Arg::as_bytes),
+        }
+    }
+}
+
+/// `PERMITS n`: at least 1, as COST's count.
+fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
+    let n = arg.to_count()?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= MOST_PERMITS)
+        .ok_or(TOO_MANY_PERMITS)
+}
 
 /// As many keys as a multi-key call usually names, kept on the stack.
 pub(crate) const INLINE: usize = 4;

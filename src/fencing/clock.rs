@@ -1,18 +1,17 @@
 //! Fencing tokens on this server: the largest minted so far, the margin they start ahead of the
-//! clock when the server starts or a replica is promoted, and the clock they are minted from.
-//! What a token is, and why it only grows, is `goblin_core::fence`.
+//! clock when the server starts or a replica is promoted, and the clock they are minted from,
+//! with the refusal when it is behind a stored token. What a token is, and why it only grows,
+//! is `goblin_core::fence`; where tokens are kept is `super`.
 
-use std::ffi::c_void;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
 use goblin_core::fence::{self, Stored};
-use redis_module::raw;
 
-use super::Ctx;
 use crate::error::{fence::CLOCK_BEHIND, CommandError};
+use crate::server::{Ctx, Setting};
 
 /// The margin, by default: a second, well beyond the clock skew NTP keeps servers within.
-pub const DEFAULT_MARGIN_MS: i64 = 1000;
+const DEFAULT_MARGIN_MS: i64 = 1000;
 
 /// The largest token minted here (0 before the first start).
 static LAST: AtomicI64 = AtomicI64::new(0);
@@ -23,6 +22,24 @@ static OFFSET_MS: AtomicI64 = AtomicI64::new(0);
 static SEEN: AtomicI64 = AtomicI64::new(0);
 /// Refusals because a stored token was ahead of the clock by more than the margin.
 static BEHIND: AtomicU64 = AtomicU64::new(0);
+
+/// The module arguments of fencing: `fence-margin-ms N`, how far ahead of the clock tokens
+/// start when the server starts or is promoted; `fence-clock-offset-ms N`, a shift of the clock
+/// tokens are minted from, to test a server whose clock is ahead or behind.
+pub const SETTINGS: &[Setting] = &[
+    MARGIN,
+    Setting {
+        name: "fence-clock-offset-ms",
+        least: -(1 << 40),
+        apply: |ms| OFFSET_MS.store(ms, Ordering::Relaxed),
+    },
+];
+
+const MARGIN: Setting = Setting {
+    name: "fence-margin-ms",
+    least: 0,
+    apply: |ms| MARGIN_MS.store(ms, Ordering::Relaxed),
+};
 
 /// How many tokens this server refused to mint because its clock is behind a stored one
 /// (`INFO goblin`: `goblin_fence_clock_behind`).
@@ -37,80 +54,41 @@ fn clock_us(ctx: &Ctx) -> i64 {
         .saturating_add(OFFSET_MS.load(Ordering::Relaxed).saturating_mul(1000))
 }
 
-/// Where tokens start after the server started, or a replica was promoted, at `clock_us`.
-fn restart_from(clock_us: i64) {
+/// Where tokens start: a margin ahead of the clock, as the server starts (the load) or a
+/// replica is promoted.
+pub fn restart(ctx: &Ctx) {
     LAST.fetch_max(
-        fence::floor_at(clock_us, MARGIN_MS.load(Ordering::Relaxed)),
+        fence::floor_at(clock_us(ctx), MARGIN_MS.load(Ordering::Relaxed)),
         Ordering::Relaxed,
     );
 }
 
-impl Ctx {
-    /// Whether this server can mint a token above `stored` (the largest stored for the key
-    /// and its holder) that it can prove larger than those handed out before: not while a
-    /// stored token it read, this one or an earlier, is ahead of its clock by more than the
-    /// margin (an earlier one only if it was no more than an hour ahead: see
-    /// `fence::Stored`). Asked before anything is written.
-    pub fn check_fence(&self, stored: Option<i64>) -> Result<(), CommandError> {
-        let (clock, margin) = (clock_us(self), MARGIN_MS.load(Ordering::Relaxed));
-        let refused = match fence::evidence(stored, LAST.load(Ordering::Relaxed), clock, margin) {
-            Stored::InReach => false,
-            Stored::ClockBehind(token) => {
-                SEEN.fetch_max(token, Ordering::Relaxed);
-                true
-            }
-            Stored::OutOfReach => true,
-        };
-        if refused || fence::behind(SEEN.load(Ordering::Relaxed), clock, margin) {
-            BEHIND.fetch_add(1, Ordering::Relaxed);
-            return Err(CLOCK_BEHIND);
+/// Whether this server can mint a token above `stored` (the largest stored for the key and
+/// its holder) that it can prove larger than those handed out before: not while a stored token
+/// it read, this one or an earlier, is ahead of its clock by more than the margin (an earlier
+/// one only if it was no more than an hour ahead: see `fence::Stored`). Asked before anything
+/// is written.
+pub fn check(ctx: &Ctx, stored: Option<i64>) -> Result<(), CommandError> {
+    let (clock, margin) = (clock_us(ctx), MARGIN_MS.load(Ordering::Relaxed));
+    let refused = match fence::evidence(stored, LAST.load(Ordering::Relaxed), clock, margin) {
+        Stored::InReach => false,
+        Stored::ClockBehind(token) => {
+            SEEN.fetch_max(token, Ordering::Relaxed);
+            true
         }
-        Ok(())
+        Stored::OutOfReach => true,
+    };
+    if refused || fence::behind(SEEN.load(Ordering::Relaxed), clock, margin) {
+        BEHIND.fetch_add(1, Ordering::Relaxed);
+        return Err(CLOCK_BEHIND);
     }
-
-    /// A fencing token above `stored` (the largest stored for the key and its holder) and
-    /// every one minted here (after `check_fence`).
-    pub fn mint_fence(&self, stored: Option<i64>) -> i64 {
-        let token = fence::mint(LAST.load(Ordering::Relaxed), stored, clock_us(self));
-        LAST.fetch_max(token, Ordering::Relaxed);
-        token
-    }
+    Ok(())
 }
 
-/// The server's role-change event: a replica promoted starts its tokens a margin ahead.
-unsafe extern "C" fn on_role_change(
-    ctx: *mut raw::RedisModuleCtx,
-    _event: raw::RedisModuleEvent,
-    subevent: u64,
-    _data: *mut c_void,
-) {
-    if subevent != raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER {
-        return;
-    }
-    if let Some(ctx) = std::ptr::NonNull::new(ctx).map(Ctx::new) {
-        restart_from(clock_us(&ctx));
-    }
-}
-
-/// Load time, among the last steps (which cannot fail it): the settings, the start, and the
-/// promotions followed. A refusal to subscribe is logged: tokens then rest on the clock alone
-/// after a promotion.
-pub(super) fn start(ctx: *mut raw::RedisModuleCtx, margin_ms: i64, offset_ms: i64) {
-    MARGIN_MS.store(margin_ms, Ordering::Relaxed);
-    OFFSET_MS.store(offset_ms, Ordering::Relaxed);
-    if let Some(load) = std::ptr::NonNull::new(ctx).map(Ctx::new) {
-        restart_from(clock_us(&load));
-    }
-    let followed = super::subscribe(
-        ctx,
-        raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
-        on_role_change,
-    );
-    if !followed {
-        super::log(
-            ctx,
-            c"warning",
-            "goblin: could not follow replica promotions",
-        );
-    }
+/// A fencing token above `stored` (the largest stored for the key and its holder) and every
+/// one minted here (after `check`).
+pub fn mint(ctx: &Ctx, stored: Option<i64>) -> i64 {
+    let token = fence::mint(LAST.load(Ordering::Relaxed), stored, clock_us(ctx));
+    LAST.fetch_max(token, Ordering::Relaxed);
+    token
 }

@@ -13,8 +13,8 @@
 use goblin_core::fwindow::{self, Group};
 use smallvec::SmallVec;
 
-use super::fwindow::{standing, window_ms};
-use super::{KeyIndex, INLINE};
+use super::{standing, window_ms};
+use crate::commands::{KeyIndex, INLINE};
 use crate::effects;
 use crate::error::{mfwindow::NUMWINDOWS, CommandError};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};

@@ -11,13 +11,15 @@
 
 use goblin_core::clock::Now;
 use goblin_core::zwindow::cost;
-use goblin_core::zwindow::{self, Admission, Seat, WindowExpiry};
+use goblin_core::zwindow::{self, WindowExpiry};
 
+use super::{lease_reply, step, ADMITTED, EVICTED, LEASE_SEPARATOR, REFRESHED, REJECTED};
+use crate::commands::PermitOptions;
 use crate::effects;
-use crate::error::zwindow::{NOT_COST_ENTRIES, TOO_MANY_PERMITS};
+use crate::error::zwindow::NOT_COST_ENTRIES;
 use crate::error::CommandError;
 use crate::fencing;
-use crate::grant::{self, AskedLease, Permits, Slots};
+use crate::grant::{self, Permits, Slots};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
@@ -26,12 +28,6 @@ use crate::waiting;
 pub struct GoblinZwindow;
 
 static STATS: CommandStats = CommandStats::new();
-/// Newcomers admitted, holders refreshed, newcomers rejected.
-static ADMITTED: Counter = Counter::new();
-static REFRESHED: Counter = Counter::new();
-static REJECTED: Counter = Counter::new();
-/// Members that left a window, over all calls.
-static EVICTED: Counter = Counter::new();
 /// Calls that took `now` from the server's clock (`*`).
 static SERVER_CLOCK: Counter = Counter::new();
 /// Calls with `COST`.
@@ -78,16 +74,9 @@ impl Command for GoblinZwindow {
             ArgDoc::pure_token(c"xx", "XX")
                 .summary(c"Only renew the slot member holds: never admit it.")
                 .optional(),
-            ArgDoc::integer(c"permits")
-                .token("PERMITS")
-                .since(c"0.4.0")
-                .summary(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins.")
-                .optional(),
-            SEPARATOR_DOC,
-            ArgDoc::pure_token(c"fence", "FENCE")
-                .since(c"0.4.0")
-                .summary(c"Reply a grant's fencing token instead of 1.")
-                .optional(),
+            ArgDoc::integer(c"permits").token("PERMITS").since(c"0.4.0").summary(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins.").optional(),
+            LEASE_SEPARATOR,
+            ArgDoc::pure_token(c"fence", "FENCE").since(c"0.4.0").summary(c"Reply a grant's fencing token instead of 1.").optional(),
         ],
         stats: &STATS,
         info_name: "zwindow",
@@ -196,104 +185,6 @@ impl Command for GoblinZwindow {
         );
         Ok(lease_reply(granted))
     }
-}
-
-/// A lease call's reply: 1 granted, 0 refused; with FENCE, a grant's token instead of 1 (its
-/// own, kept, for a holder renewing), kept until the lease ends.
-pub(crate) fn lease_reply(granted: Option<Option<i64>>) -> Reply<'static> {
-    match granted {
-        None => Reply::Int(0),
-        Some(token) => Reply::Int(token.unwrap_or(1)),
-    }
-}
-
-/// `SEPARATOR sep` as COMMAND DOCS gives it, for GOBLIN.ZWINDOW and GOBLIN.BZWINDOW alike.
-pub(crate) const SEPARATOR_DOC: ArgDoc = ArgDoc::string(c"separator")
-    .token("SEPARATOR")
-    .since(c"0.4.0")
-    .summary(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.")
-    .optional();
-
-/// `PERMITS n` and `SEPARATOR sep` as the lease commands parse them: each once, in any order
-/// among their other options.
-#[derive(Default)]
-pub(crate) struct PermitOptions<'call> {
-    count: Option<usize>,
-    separator: Option<Arg<'call>>,
-}
-
-impl<'call> PermitOptions<'call> {
-    /// Takes `option value` if it is `PERMITS n` or `SEPARATOR sep`, not given before: whether
-    /// it was one of them.
-    pub fn take(&mut self, option: Arg<'_>, value: Arg<'call>) -> Result<bool, CommandError> {
-        if option.is("PERMITS") && self.count.is_none() {
-            self.count = Some(permit_count(value)?);
-            Ok(true)
-        } else if option.is("SEPARATOR") && self.separator.is_none() {
-            self.separator = Some(value);
-            Ok(true)
-        } else {
-            Ok(false)
-        }
-    }
-
-    /// Whether either was given.
-    pub fn given(&self) -> bool {
-        self.count.is_some() || self.separator.is_some()
-    }
-
-    /// The request's slots: 1 without `PERMITS`.
-    pub fn permits(self) -> Permits<'call> {
-        Permits {
-            count: self.count.unwrap_or(1),
-            separator: self.separator.map(Arg::as_bytes),
-        }
-    }
-}
-
-/// `PERMITS n`: at least 1, as COST's count.
-fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
-    let n = arg.to_count()?;
-    usize::try_from(n)
-        .ok()
-        .filter(|&n| n <= zwindow::MOST_PERMITS)
-        .ok_or(TOO_MANY_PERMITS)
-}
-
-/// One step without `COST`, after the key's type is checked and the grant asked for (its
-/// expiry, its fencing tokens): evicts, then, if the holder's `slots` get their seat (a holder
-/// renewing, or, if `newcomers`, a newcomer under `limit`), grants the lease (`grant::Lease`)
-/// and re-arms the TTL. The grant's fencing token if granted (`None` inside: none asked).
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn step(
-    ctx: &Ctx,
-    key: &mut Key<'_>,
-    asked: &AskedLease<'_, '_>,
-    slots: &Slots<'_>,
-    cutoff: f64,
-    limit: i64,
-    now: f64,
-    newcomers: bool,
-) -> Option<Option<i64>> {
-    let eviction = effects::evict(ctx, key, cutoff);
-    EVICTED.add(eviction.count as u64);
-    // With no room for newcomers, only a member holding its slot is granted (a refresh).
-    let limit = if newcomers { limit } else { 0 };
-    let members = slots.members();
-    let seat = members
-        .first()
-        .and_then(|holder| zwindow::seat(key, &eviction, cutoff, limit, holder, members.len()));
-    let Some(seat) = seat else {
-        REJECTED.add(1);
-        return None;
-    };
-    let (zadded, token) = asked.write(ctx, key, slots, now, seat == Seat::Holder);
-    match Admission::of(seat, zadded) {
-        Admission::Admitted(_) => ADMITTED.add(1),
-        Admission::Refreshed(_) => REFRESHED.add(1),
-        Admission::Rejected => REJECTED.add(1),
-    }
-    Some(token)
 }
 
 /// A call with `COST cost`: a request dearer than the limit is refused before anything is

@@ -15,8 +15,8 @@ use goblin_core::gcra::Limits;
 use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
-use super::gcra::{gcra_now, parse_limits, tat_of, throttle_key};
-use super::{KeyIndex, INLINE};
+use super::{gcra_now, parse_limits, tat_of, throttle_key};
+use crate::commands::{KeyIndex, INLINE};
 use crate::effects::{self, Deletion};
 use crate::error::gcra::MISSING_TOKENS;
 use crate::error::{mgcra::NUMPOLICIES, CommandError, AT_LEAST_ONE};
