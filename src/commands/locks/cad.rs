@@ -2,7 +2,7 @@
 //! still holds the caller's token, or gives back a GOBLIN.ZWINDOW lease or permit (the member
 //! `value`) at once instead of waiting for it to age out.
 
-use crate::commands::PermitOptions;
+use crate::commands::{permits_arg, separator_arg, PermitOptions};
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
 use crate::fencing;
@@ -37,8 +37,8 @@ impl Command for GoblinCad {
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::string(c"value"),
-            ArgDoc::integer(c"permits").token("PERMITS").since(c"0.4.0").summary(c"Give back the permits slots of a holder of several: value and its numbered twins.").optional(),
-            ArgDoc::string(c"separator").token("SEPARATOR").since(c"0.4.0").summary(c"The slots are named value, separator and the index from 0 (as GOBLIN.ZWINDOW's SEPARATOR).").optional(),
+            permits_arg(c"Give back the permits slots of a holder of several: value and its numbered twins."),
+            separator_arg(c"The slots are named value, separator and the index from 0 (as GOBLIN.ZWINDOW's SEPARATOR)."),
         ],
         stats: &STATS,
         info_name: "cad",

@@ -15,7 +15,7 @@ use goblin_core::waitlist::Want;
 use goblin_core::zwindow;
 
 use super::{lease_reply, step, LEASE_SEPARATOR};
-use crate::commands::PermitOptions;
+use crate::commands::{fence_arg, permits_arg, PermitOptions};
 use crate::error::CommandError;
 use crate::fencing;
 use crate::grant::{self, Permits, Slots};
@@ -57,9 +57,9 @@ impl Command for GoblinBzwindow {
             ArgDoc::integer(c"limit"),
             ArgDoc::string(c"member"),
             ArgDoc::double(c"timeout"),
-            ArgDoc::integer(c"permits").token("PERMITS").since(c"0.4.0").summary(c"Wait for permits slots at once, all or nothing: member and its numbered twins.").optional(),
+            permits_arg(c"Wait for permits slots at once, all or nothing: member and its numbered twins."),
             LEASE_SEPARATOR,
-            ArgDoc::pure_token(c"fence", "FENCE").since(c"0.4.0").summary(c"Reply the grant's fencing token instead of 1.").optional(),
+            fence_arg(c"Reply the grant's fencing token instead of 1."),
         ],
         stats: &STATS,
         info_name: "bzwindow",

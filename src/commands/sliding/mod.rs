@@ -14,6 +14,7 @@ pub mod zwstats;
 use goblin_core::swindow::{Stored, View};
 use goblin_core::zwindow::{Admission, Seat};
 
+use crate::commands::separator_arg;
 use crate::effects;
 use crate::error::swindow::{NOT_A_COUNTER, WINDOW_RANGE};
 use crate::error::CommandError;
@@ -30,7 +31,7 @@ static REJECTED: Counter = Counter::new();
 static EVICTED: Counter = Counter::new();
 
 /// `SEPARATOR sep` as COMMAND DOCS gives it, for GOBLIN.ZWINDOW and GOBLIN.BZWINDOW alike.
-const LEASE_SEPARATOR: ArgDoc = ArgDoc::string(c"separator").token("SEPARATOR").since(c"0.4.0").summary(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.").optional();
+const LEASE_SEPARATOR: ArgDoc = separator_arg(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.");
 
 /// A lease call's reply: 1 granted, 0 refused; with FENCE, a grant's token instead of 1 (its
 /// own, kept, for a holder renewing), kept until the lease ends.

@@ -14,7 +14,7 @@ use goblin_core::zwindow::cost;
 use goblin_core::zwindow::{self, WindowExpiry};
 
 use super::{lease_reply, step, ADMITTED, EVICTED, LEASE_SEPARATOR, REFRESHED, REJECTED};
-use crate::commands::PermitOptions;
+use crate::commands::{fence_arg, permits_arg, PermitOptions};
 use crate::effects;
 use crate::error::zwindow::NOT_COST_ENTRIES;
 use crate::error::CommandError;
@@ -74,9 +74,9 @@ impl Command for GoblinZwindow {
             ArgDoc::pure_token(c"xx", "XX")
                 .summary(c"Only renew the slot member holds: never admit it.")
                 .optional(),
-            ArgDoc::integer(c"permits").token("PERMITS").since(c"0.4.0").summary(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins.").optional(),
+            permits_arg(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins."),
             LEASE_SEPARATOR,
-            ArgDoc::pure_token(c"fence", "FENCE").since(c"0.4.0").summary(c"Reply a grant's fencing token instead of 1.").optional(),
+            fence_arg(c"Reply a grant's fencing token instead of 1."),
         ],
         stats: &STATS,
         info_name: "zwindow",
