@@ -16,7 +16,8 @@ const DEFAULT_MARGIN_MS: i64 = 1000;
 /// The largest token minted here (0 before the first start).
 static LAST: AtomicI64 = AtomicI64::new(0);
 static MARGIN_MS: AtomicI64 = AtomicI64::new(DEFAULT_MARGIN_MS);
-/// `fence-clock-offset-ms`, for tests of a skewed clock.
+/// A shift of the clock tokens are minted from: `fence-clock-offset-ms`, in the test build
+/// only (`--features test-clock-offset`), for tests of a skewed clock.
 static OFFSET_MS: AtomicI64 = AtomicI64::new(0);
 /// The largest stored token read that showed the clock behind (`fence::evidence`).
 static SEEN: AtomicI64 = AtomicI64::new(0);
@@ -24,8 +25,11 @@ static SEEN: AtomicI64 = AtomicI64::new(0);
 static BEHIND: AtomicU64 = AtomicU64::new(0);
 
 /// The module arguments of fencing: `fence-margin-ms N`, how far ahead of the clock tokens
-/// start when the server starts or is promoted; `fence-clock-offset-ms N`, a shift of the clock
-/// tokens are minted from, to test a server whose clock is ahead or behind.
+/// start when the server starts or is promoted; and in the test build, `fence-clock-offset-ms
+/// N`, which the module users load refuses as unknown.
+#[cfg(not(feature = "test-clock-offset"))]
+pub const SETTINGS: &[Setting] = &[MARGIN];
+#[cfg(feature = "test-clock-offset")]
 pub const SETTINGS: &[Setting] = &[
     MARGIN,
     Setting {
@@ -48,7 +52,7 @@ pub fn clock_behind() -> u64 {
 }
 
 /// The clock tokens are minted from: the server's, in microseconds, from the command-time
-/// snapshot (whole milliseconds on Redis 7.0), shifted by `fence-clock-offset-ms`.
+/// snapshot (whole milliseconds on Redis 7.0), shifted in the test build.
 fn clock_us(ctx: &Ctx) -> i64 {
     ctx.now_us()
         .saturating_add(OFFSET_MS.load(Ordering::Relaxed).saturating_mul(1000))

@@ -114,6 +114,32 @@ pub fn venv_tool(venv: &str, tool: &str) -> PathBuf {
 mod servers;
 pub use servers::{redis810_with_gcra, Family, Flavor};
 
+/// The module's test build (`--features test-clock-offset`: the module argument
+/// `fence-clock-offset-ms`, which the module users load refuses), built once per test process
+/// into target/test-build (cargo finds it fresh at once when nothing changed).
+pub fn test_build_path() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let target = repo_root().join("target/test-build");
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let output = Command::new(cargo)
+                .args(["build", "--release", "--lib", "-p", "goblin"])
+                .args(["--features", "test-clock-offset", "--target-dir"])
+                .arg(&target)
+                .current_dir(repo_root())
+                .output()
+                .expect("run cargo");
+            assert!(
+                output.status.success(),
+                "the test build failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            target.join("release/libgoblin.so")
+        })
+        .clone()
+}
+
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("GOBLIN_MODULE")
         .map(PathBuf::from)
@@ -192,6 +218,8 @@ pub struct ServerBuilder {
     with_module: bool,
     /// Arguments of the module's own (`loadmodule path ARGS`).
     module_args: Vec<String>,
+    /// Load the module's test build (`test_build_path`) instead of the module users load.
+    test_build: bool,
     dir: Option<PathBuf>,
     cluster: bool,
     replica: bool,
@@ -218,6 +246,13 @@ impl ServerBuilder {
     /// The module's own arguments, after its path (`fence-margin-ms 200`).
     pub fn module_args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
         self.module_args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Loads the module's test build (`test_build_path`): for the module arguments only tests
+    /// have (`fence-clock-offset-ms`).
+    pub fn test_build(mut self) -> Self {
+        self.test_build = true;
         self
     }
 
@@ -303,7 +338,12 @@ impl ServerBuilder {
                 cmd.args(["--save", "", "--appendonly", "no"]);
             }
             if self.with_module {
-                cmd.args(["--loadmodule", module_path().to_str().expect("utf-8 path")])
+                let module = if self.test_build {
+                    test_build_path()
+                } else {
+                    module_path()
+                };
+                cmd.args(["--loadmodule", module.to_str().expect("utf-8 path")])
                     .args(&self.module_args);
             }
             if self.replica {
@@ -362,6 +402,7 @@ impl Server {
             config_file: None,
             with_module: true,
             module_args: Vec::new(),
+            test_build: false,
             dir: None,
             cluster: false,
             replica: true,
