@@ -10,6 +10,9 @@
 
 mod common;
 use common::*;
+use goblin_testkit::memory::{
+    blocked_clients_trimmed, module_blocked_clients_bytes, settled_memory, used_memory,
+};
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::sync::Mutex;
@@ -26,26 +29,13 @@ const MANY: usize = 10_000;
 /// of a lease mutex 0.05 s, and 40 s while its waiters blocked on the key itself).
 const LIVENESS: Duration = Duration::from_secs(120);
 
-/// The process's soft limit on open descriptors raised to its hard limit, which must leave
-/// room for `needed`.
+/// Room for `needed` open descriptors (`raise_open_files_limit`).
 fn allow_descriptors(needed: u64) {
-    let pid = std::process::id().to_string();
-    let limits = std::fs::read_to_string("/proc/self/limits").expect("/proc/self/limits");
-    let hard: u64 = limits
-        .lines()
-        .find(|line| line.starts_with("Max open files"))
-        .and_then(|line| line.split_whitespace().nth(4))
-        .and_then(|hard| hard.parse().ok())
-        .expect("the hard limit on open files");
+    let hard = raise_open_files_limit();
     assert!(
         hard >= needed,
         "the hard limit on open files is {hard}; these tests need {needed} (ulimit -Hn)"
     );
-    let status = std::process::Command::new("prlimit")
-        .args(["--pid", &pid, &format!("--nofile={hard}:{hard}")])
-        .status()
-        .expect("prlimit (util-linux)");
-    assert!(status.success(), "prlimit could not raise the soft limit");
 }
 
 fn server(flavor: Flavor) -> Server {
@@ -77,62 +67,6 @@ impl Waiter {
 
 fn gauge(c: &mut Conn, name: &str) -> i64 {
     info_field(c, "goblin", name).parse().expect(name)
-}
-
-fn used_memory(c: &mut Conn) -> i64 {
-    info_field(c, "memory", "used_memory")
-        .parse()
-        .expect("used_memory")
-}
-
-/// `used_memory` once the server has let go of every other client (a closed connection is
-/// freed on the server's next turn, a busy machine's later) and two readings 200 ms apart agree
-/// to the kilobyte.
-fn settled_memory(c: &mut Conn) -> i64 {
-    let mut last = used_memory(c);
-    let settled = wait_until(Duration::from_secs(30), || {
-        std::thread::sleep(Duration::from_millis(200));
-        let now = used_memory(c);
-        let alone = info_field(c, "clients", "connected_clients") == "1";
-        let steady = (now - last).abs() < 1024;
-        last = now;
-        alone && steady
-    });
-    assert!(settled, "the server's memory never settled: {last}");
-    last
-}
-
-/// A field of a `CLIENT LIST` or `CLIENT INFO` line (`qbuf=26 ...`), as a number.
-fn client_field(line: &str, name: &str) -> i64 {
-    line.split(' ')
-        .find_map(|field| field.strip_prefix(name)?.strip_prefix('='))
-        .and_then(|value| value.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {line}"))
-}
-
-/// Whether the server has trimmed every blocked client's buffers, as it trims an idle client's
-/// (its cron frees a query buffer idle for 2 s and shrinks a reply buffer to 1 KB once its peak
-/// is reset): what `CLIENT LIST` says of each, not a guess of how long that takes.
-fn blocked_clients_trimmed(c: &mut Conn) -> bool {
-    let list = c.call(&["CLIENT", "LIST"]).text();
-    list.lines()
-        .filter(|line| line.split(' ').any(|field| field == "flags=b"))
-        .all(|line| {
-            client_field(line, "qbuf") == 0
-                && client_field(line, "qbuf-free") == 0
-                && client_field(line, "rbs") < 2048
-        })
-}
-
-/// What one client costs that the server makes for itself, without a connection: a new
-/// connection's `tot-mem` (its struct, its 16 KB reply buffer) less its query buffer and its
-/// arguments, read by `CLIENT INFO` as its first command.
-fn server_client_bytes(server: &Server) -> i64 {
-    let info = server.conn().call(&["CLIENT", "INFO"]).text();
-    client_field(&info, "tot-mem")
-        - client_field(&info, "qbuf")
-        - client_field(&info, "qbuf-free")
-        - client_field(&info, "argv-mem")
 }
 
 /// What each of `n` clients parked by `args` holds of the server's memory, read once the
@@ -294,7 +228,7 @@ on_every_server! {
         until_waiting(&mut c, 0);
         let bzwindow = parked_cost(&server, &mut c, &["GOBLIN.BZWINDOW", "permits", "600", "1", token, "0"], PARKED);
         until_waiting(&mut c, 0);
-        let server_clients = 2 * server_client_bytes(&server);
+        let server_clients = module_blocked_clients_bytes(&server);
         for (command, cost) in [("GOBLIN.BLOCK", block), ("GOBLIN.BZWINDOW", bzwindow)] {
             let beyond = cost - blpop - server_clients;
             assert!(

@@ -50,6 +50,7 @@ pub mod resp;
 pub use resp::{Conn, Reply};
 
 pub mod fenced;
+pub mod memory;
 
 mod replica;
 pub use replica::{dataset, replication_errors, snapshot, KeyState};
@@ -113,6 +114,26 @@ pub fn venv_tool(venv: &str, tool: &str) -> PathBuf {
 
 mod servers;
 pub use servers::{redis810_with_gcra, Family, Flavor};
+
+/// The process's soft limit on open descriptors raised to its hard limit (`ulimit -Hn`), which
+/// it returns, and which a server started from here inherits too: for the tests and the
+/// benchmark that open thousands of connections.
+pub fn raise_open_files_limit() -> u64 {
+    let limits = std::fs::read_to_string("/proc/self/limits").expect("/proc/self/limits");
+    let hard: u64 = limits
+        .lines()
+        .find(|line| line.starts_with("Max open files"))
+        .and_then(|line| line.split_whitespace().nth(4))
+        .and_then(|hard| hard.parse().ok())
+        .expect("the hard limit on open files");
+    let status = Command::new("prlimit")
+        .args(["--pid", &std::process::id().to_string()])
+        .arg(format!("--nofile={hard}:{hard}"))
+        .status()
+        .expect("prlimit (util-linux)");
+    assert!(status.success(), "prlimit could not raise the soft limit");
+    hard
+}
 
 /// The module's test build (`--features test-clock-offset`: the module argument
 /// `fence-clock-offset-ms`, which the module users load refuses), built once per test process

@@ -22,6 +22,9 @@ use std::net::TcpStream;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use goblin_testkit::memory::{
+    blocked_clients_trimmed, module_blocked_clients_bytes, settled_memory, used_memory,
+};
 use goblin_testkit::resp::encode;
 use goblin_testkit::{info_field, wait_until, Conn, Flavor, Reply, Server};
 
@@ -97,59 +100,6 @@ struct Measured {
     block: i64,
     bzwindow: i64,
     server_clients: i64,
-}
-
-fn used_memory(c: &mut Conn) -> i64 {
-    info_field(c, "memory", "used_memory")
-        .parse()
-        .expect("used_memory")
-}
-
-/// `used_memory` once the server is alone with `c` and two readings a second apart agree to
-/// the kilobyte.
-fn settled_memory(c: &mut Conn) -> i64 {
-    let mut last = used_memory(c);
-    let settled = wait_until(Duration::from_secs(120), || {
-        std::thread::sleep(Duration::from_secs(1));
-        let now = used_memory(c);
-        let alone = info_field(c, "clients", "connected_clients") == "1";
-        let steady = (now - last).abs() < 1024;
-        last = now;
-        alone && steady
-    });
-    assert!(settled, "the server's memory never settled: {last}");
-    last
-}
-
-/// A field of a `CLIENT LIST` or `CLIENT INFO` line, as a number.
-fn client_field(line: &str, name: &str) -> i64 {
-    line.split(' ')
-        .find_map(|field| field.strip_prefix(name)?.strip_prefix('='))
-        .and_then(|value| value.parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {line}"))
-}
-
-/// Whether the server has trimmed every blocked client's buffers.
-fn blocked_clients_trimmed(c: &mut Conn) -> bool {
-    let list = c.call(&["CLIENT", "LIST"]).text();
-    list.lines()
-        .filter(|line| line.split(' ').any(|field| field == "flags=b"))
-        .all(|line| {
-            client_field(line, "qbuf") == 0
-                && client_field(line, "qbuf-free") == 0
-                && client_field(line, "rbs") < 2048
-        })
-}
-
-/// The two clients the server makes for a client a module blocks, as a new connection's
-/// `tot-mem` less its query buffer and its arguments says one costs.
-fn server_clients(server: &Server) -> i64 {
-    let info = server.conn().call(&["CLIENT", "INFO"]).text();
-    let one = client_field(&info, "tot-mem")
-        - client_field(&info, "qbuf")
-        - client_field(&info, "qbuf-free")
-        - client_field(&info, "argv-mem");
-    2 * one
 }
 
 /// Bytes per waiter of `n` clients parked by `args`, read once the server trimmed them.
@@ -230,30 +180,8 @@ fn measure(flavor: Flavor, n: usize) -> Measured {
         blpop,
         block,
         bzwindow,
-        server_clients: server_clients(&server),
+        server_clients: module_blocked_clients_bytes(&server),
     }
-}
-
-/// The process's soft limit on open descriptors raised to its hard limit; that limit, which a
-/// server started from here inherits too.
-fn allow_descriptors() -> usize {
-    let limits = std::fs::read_to_string("/proc/self/limits").expect("/proc/self/limits");
-    let hard: usize = limits
-        .lines()
-        .find(|line| line.starts_with("Max open files"))
-        .and_then(|line| line.split_whitespace().nth(4))
-        .and_then(|hard| hard.parse().ok())
-        .expect("the hard limit on open files");
-    let status = std::process::Command::new("prlimit")
-        .args([
-            "--pid",
-            &std::process::id().to_string(),
-            &format!("--nofile={hard}:{hard}"),
-        ])
-        .status()
-        .expect("prlimit (util-linux)");
-    assert!(status.success(), "prlimit could not raise the soft limit");
-    hard
 }
 
 /// Descriptors a server needs beside its clients (its listeners, its files, its event loop).
@@ -331,7 +259,7 @@ fn markdown(rows: &[Row], limit: usize, took: Duration) -> String {
 fn main() {
     let config = Config::from_args();
     let started = Instant::now();
-    let limit = allow_descriptors();
+    let limit = goblin_testkit::raise_open_files_limit() as usize;
     eprintln!(
         "waiters: {} mode, {:?} waiters, servers: {}",
         if config.smoke { "smoke" } else { "full" },
