@@ -46,7 +46,8 @@ fn relative(path: &Path) -> String {
         .to_string()
 }
 
-/// The command files: `src/commands/*.rs` and `src/commands/native/*.rs`, without `mod.rs`.
+/// The command files: every `.rs` in a family's folder under `src/commands/`, the `mod.rs`s
+/// left out.
 fn command_files() -> Vec<PathBuf> {
     files("src/commands", &[".rs"])
         .into_iter()
@@ -243,34 +244,74 @@ fn the_readme_says_what_make_lint_runs() {
     }
 }
 
-/// docs/architecture.md: a command's file imports no other command's file. What a family of
-/// commands shares is its folder's `mod.rs`, what families share is `src/commands/mod.rs`.
+/// The paths `code` names after `prefix` (`super::`, `commands::`), one level of braces
+/// spread: `super::{a, b::c}` names `a` and `b::c`.
+fn paths_after(code: &str, prefix: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for (at, _) in code.match_indices(prefix) {
+        let rest = &code[at + prefix.len()..];
+        let path_char = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = group.split('}').next().unwrap_or("");
+            paths.extend(group.split(',').map(|path| path.trim().to_string()));
+        } else {
+            let end = rest.find(|c: char| !path_char(c)).unwrap_or(rest.len());
+            paths.push(rest[..end].to_string());
+        }
+    }
+    paths
+}
+
+/// docs/architecture.md: a command's file imports no other command's file, in its family or
+/// another. What a family of commands shares is its folder's `mod.rs`, what families share is
+/// `src/commands/mod.rs`.
 #[test]
 fn no_command_file_imports_another() {
     let files = command_files();
+    // Each command file's module path under `commands::`: (family, file).
+    let module = |path: &Path| -> (String, String) {
+        let name = |path: &Path| {
+            path.file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned()
+        };
+        let stem = path
+            .file_stem()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
+        (name(path.parent().expect("a folder")), stem)
+    };
     let mut found = Vec::new();
     for path in &files {
-        let folder = path.parent().expect("a folder");
-        let family = folder.file_name().expect("a name").to_string_lossy();
-        let siblings: Vec<String> = files
+        let (family, own) = module(path);
+        let others: Vec<(String, String)> = files
             .iter()
-            .filter(|other| other.parent() == Some(folder) && *other != path)
-            .map(|other| {
-                other
-                    .file_stem()
-                    .expect("a name")
-                    .to_string_lossy()
-                    .into_owned()
-            })
+            .map(|other| module(other))
+            .filter(|(f, stem)| (f, stem) != (&family, &own))
             .collect();
         for (n, line) in read(path).lines().enumerate() {
             let code = line.split("//").next().unwrap_or("");
-            let imports = siblings.iter().any(|sibling| {
-                code.contains(&format!("super::{sibling}::"))
-                    || code.contains(&format!("super::{sibling};"))
-                    || code.contains(&format!("commands::{family}::{sibling}"))
+            let segments = |path: &str| -> Vec<String> {
+                // `a as b`: the path is `a`.
+                let path = path.split_whitespace().next().unwrap_or("");
+                path.split("::").map(str::to_string).collect()
+            };
+            // `super::` in a command file is its family's module: a sibling is its first step.
+            let sibling = paths_after(code, "super::").iter().any(|path| {
+                let first = segments(path).remove(0);
+                others
+                    .iter()
+                    .any(|(f, stem)| *f == family && *stem == first)
             });
-            if imports {
+            let any = paths_after(code, "commands::").iter().any(|path| {
+                let steps = segments(path);
+                others
+                    .iter()
+                    .any(|(f, stem)| steps.len() >= 2 && steps[0] == *f && steps[1] == *stem)
+            });
+            if sibling || any {
                 found.push(format!("{}:{}: {}", relative(path), n + 1, line.trim()));
             }
         }
