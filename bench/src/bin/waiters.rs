@@ -17,6 +17,9 @@
 //! measured), and more local ports than one address pair has: the server listens on several
 //! loopback addresses, and the waiters spread over them.
 
+#[path = "../flags.rs"]
+mod flags;
+
 use std::io::Write;
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -51,23 +54,10 @@ struct Config {
 
 impl Config {
     fn from_args() -> Config {
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        let smoke = args.iter().any(|a| a == "--smoke");
-        let value = |flag: &str| {
-            args.iter()
-                .position(|a| a == flag)
-                .and_then(|i| args.get(i + 1))
-                .cloned()
-        };
-        let flavors = match value("--servers") {
-            Some(list) => list
-                .split(',')
-                .map(|name| {
-                    Flavor::from_name(name).unwrap_or_else(|| panic!("unknown server {name}"))
-                })
-                .collect(),
-            None => Flavor::ALL.to_vec(),
-        };
+        let flags = flags::Flags::from_env();
+        let smoke = flags.has("--smoke");
+        let value = |flag: &str| flags.value(flag);
+        let flavors = flags.flavors();
         let counts = match value("--counts") {
             Some(list) => list
                 .split(',')
