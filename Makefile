@@ -80,6 +80,7 @@ image-test:
 lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy -p goblin --lib --features test-clock-offset -- -D warnings
 	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
 	cargo fmt --manifest-path bench/floor/Cargo.toml -- --check
