@@ -3,9 +3,12 @@
 #                 Redis 7.0, Redis 8.2, Valkey 9.1 and Redis 8.10
 #   make run      a server on 127.0.0.1:6379 with the module
 #                 (SERVER=valkey91|redis82|redis70|redis810)
-#   make lint     rustfmt and clippy, warnings as errors (and ruff, mypy, tsc, eslint, RuboCop, rbs)
+#   make lint     rustfmt and clippy (warnings as errors) on the crates, fuzz/ and the floor;
+#                 ruff and mypy --strict on the Python; tsc and eslint on the Node;
+#                 RuboCop and rbs on the Ruby
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
-#   make bench    the benchmark: bench/results/latest.md and latest.png, then make instructions
+#   make bench    the benchmark: bench/results/latest.md and latest.png, a parked waiter's memory
+#                 (bench/results/waiters.md), then make instructions
 #   make instructions  instructions per call against the floor module and the natives, and
 #                 throughput beside them: bench/results/instructions.md
 #   make image-test  build docker/Dockerfile on a private Docker daemon and check the image
@@ -39,6 +42,7 @@ test: build
 # The benchmark harness once, tiny, so it cannot rot; it asserts nothing about time.
 bench-smoke: build
 	cargo run --release -p goblin-bench -- --smoke --out target/bench-smoke
+	cargo run --release -p goblin-bench --bin waiters -- --smoke --servers valkey91 --out target/bench-smoke/waiters.md
 
 # cargo fuzz needs nightly-only flags; RUSTC_BOOTSTRAP lets this stable toolchain take them.
 # New inputs go to fuzz/work/ (ignored); fuzz/corpus/ holds the committed seeds.
@@ -53,6 +57,7 @@ fuzz:
 
 bench: build floor
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
+	cargo run --release -p goblin-bench --bin waiters
 	bash bench/python/run.sh
 	bash bench/node/run.sh
 	bash bench/ruby/run.sh
@@ -77,6 +82,7 @@ image-test:
 lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy -p goblin --lib --features test-clock-offset -- -D warnings
 	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
 	cargo fmt --manifest-path bench/floor/Cargo.toml -- --check

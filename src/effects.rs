@@ -386,11 +386,12 @@ pub fn expires_at(ctx: &Ctx, key: &mut Key<'_>, at_ms: i64) {
 /// How a key is deleted.
 #[derive(Clone, Copy)]
 pub enum Deletion {
-    /// Unlinked: freed in the background where the server can (a release, which must never
-    /// block).
+    /// Unlinked: freed in the background where the server can, for a deletion the caller did
+    /// not ask for and whose value may be large (a grant taken back, a holder's fencing token,
+    /// a GCRA refund that empties its key).
     Unlink,
     /// As the server's own single-key deletes do: in the background only if
-    /// `lazyfree-lazy-server-del` says so (DELEX, DELIFEQ).
+    /// `lazyfree-lazy-server-del` says so (GOBLIN.CAD's release of a lock, DELEX, DELIFEQ).
     AsTheServer,
 }
 

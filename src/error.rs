@@ -1,55 +1,16 @@
 //! Every error a Goblin command can reply with, spelled exactly as the server's own commands
 //! spell it, so clients that match on error text cannot tell the difference. The errors every
-//! command shares are `CommandError`'s variants; the ones only one command has are the
-//! constants of its module below, in that command's own words (for a stand-in, the native
-//! command's; for GOBLIN.GCRA, Redis's GCRA's).
-
-use std::borrow::Cow;
+//! command shares, and those of the arguments' shared readers, are the server's words:
+//! `CommandError`'s variants, in `server/error.rs` (re-exported here). The ones only one
+//! command has are the constants of its module below, in that command's own words (for a
+//! stand-in, the native command's; for GOBLIN.GCRA, Redis's GCRA's).
 
 use goblin_core::gcra::{GcraOverflow, TatError};
 use goblin_core::increx::CounterError;
 use goblin_core::native::delex::ConditionError;
 use goblin_core::zwindow::ExpireOverflow;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CommandError {
-    /// Wrong number of arguments.
-    WrongArity,
-    NotInteger,
-    NotFloat,
-    WrongType,
-    IncrementOverflow,
-    /// The absolute expiry does not fit in a signed 64-bit millisecond timestamp.
-    InvalidExpire,
-    /// `ERR syntax error`
-    Syntax,
-    /// A reply one command spells out for itself, error code included: one of the constants
-    /// below.
-    Message(&'static str),
-    /// A Rust panic was caught at the command boundary instead of killing the server.
-    Internal,
-}
-
-impl CommandError {
-    /// The error reply of command `name` (lower case), with its error code as the first word.
-    pub fn reply_text(&self, name: &str) -> Cow<'static, str> {
-        match self {
-            Self::WrongArity => {
-                format!("ERR wrong number of arguments for '{name}' command").into()
-            }
-            Self::NotInteger => "ERR value is not an integer or out of range".into(),
-            Self::NotFloat => "ERR value is not a valid float".into(),
-            Self::WrongType => {
-                "WRONGTYPE Operation against a key holding the wrong kind of value".into()
-            }
-            Self::IncrementOverflow => "ERR increment or decrement would overflow".into(),
-            Self::InvalidExpire => format!("ERR invalid expire time in '{name}' command").into(),
-            Self::Syntax => "ERR syntax error".into(),
-            Self::Message(text) => Cow::Borrowed(text),
-            Self::Internal => "ERR goblin internal error (see the server log)".into(),
-        }
-    }
-}
+pub use crate::server::error::{timeout, CommandError, AT_LEAST_ONE};
 
 impl From<CounterError> for CommandError {
     fn from(error: CounterError) -> Self {
@@ -65,11 +26,6 @@ impl From<ExpireOverflow> for CommandError {
         CommandError::InvalidExpire
     }
 }
-
-/// A count that must be at least 1 (GCRA's `TOKENS`, every `COST`), in Redis's words.
-pub const AT_LEAST_ONE: CommandError = CommandError::Message(
-    "ERR value is out of range, value must between 1 and 9223372036854775807",
-);
 
 /// What a waiter whose turn comes while the server is out of memory is answered, in the
 /// server's words (its `-OOM` reply to a write command it refuses then).
@@ -91,13 +47,15 @@ pub mod fence {
     );
 }
 
-/// A blocking command's timeout, in the words of BLPOP's.
-pub mod timeout {
+/// What a waiter whose grant's lease end no longer fits 64-bit milliseconds when its turn comes
+/// is answered: its own command's `invalid expire time` (`goblin_core::grant`).
+pub mod waiting {
     use super::CommandError::{self, Message};
 
-    pub const NOT_A_FLOAT: CommandError = Message("ERR timeout is not a float or out of range");
-    pub const OUT_OF_RANGE: CommandError = Message("ERR timeout is out of range");
-    pub const NEGATIVE: CommandError = Message("ERR timeout is negative");
+    pub const BLOCK_INVALID_EXPIRE: CommandError =
+        Message("ERR invalid expire time in 'goblin.block' command");
+    pub const BZWINDOW_INVALID_EXPIRE: CommandError =
+        Message("ERR invalid expire time in 'goblin.bzwindow' command");
 }
 
 /// GOBLIN.ZWINDOW's own errors.

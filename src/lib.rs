@@ -1,38 +1,31 @@
 //! Goblin: native rate-limit and lease commands for Redis and Valkey.
 //!
-//! This file is the command table. Each command lives in its own file under `commands/`, in the
-//! one shape `server/command.rs` defines; the algorithms are pure, in the `goblin-core` crate
-//! (`core/`); `effects.rs` turns decisions into writes, replication and notifications;
-//! `server/` owns all the server is told and every call into it, and is the only place
-//! `unsafe` compiles.
+//! This file is the command table, and the module's description it hands the server. Each
+//! command lives in its own file under `commands/`, in its family's folder, in the one shape
+//! `server/command.rs` defines; the algorithms are pure, in the `goblin-core` crate (`core/`);
+//! `effects.rs` turns decisions into writes, replication and notifications; `server/` owns all
+//! the server is told and every call into it, imports nothing of the rest, and is the only
+//! place `unsafe` compiles.
 #![deny(unsafe_code)]
 
 mod commands;
 mod effects;
 mod error;
 mod fencing;
+mod grant;
 mod server;
 mod waiting;
 
-use commands::block::GoblinBlock;
-use commands::bzwindow::GoblinBzwindow;
-use commands::cad::GoblinCad;
-use commands::extend::GoblinExtend;
-use commands::fwindow::GoblinFwindow;
-use commands::fwstats::GoblinFwstats;
-use commands::gcra::GoblinGcra;
-use commands::increx::GoblinIncrex;
-use commands::lock::GoblinLock;
-use commands::mfwindow::GoblinMfwindow;
-use commands::mgcra::GoblinMgcra;
-use commands::native::delex::Delex;
-use commands::native::delifeq::Delifeq;
-use commands::native::digest::Digest;
-use commands::native::increx::Increx;
-use commands::swindow::GoblinSwindow;
-use commands::swstats::GoblinSwstats;
-use commands::zwindow::GoblinZwindow;
-use commands::zwstats::GoblinZwstats;
+use commands::fixed::{
+    fwindow::GoblinFwindow, fwstats::GoblinFwstats, increx::GoblinIncrex, mfwindow::GoblinMfwindow,
+};
+use commands::locks::{block::GoblinBlock, cad::GoblinCad, extend::GoblinExtend, lock::GoblinLock};
+use commands::native::{delex::Delex, delifeq::Delifeq, digest::Digest, increx::Increx};
+use commands::sliding::{
+    bzwindow::GoblinBzwindow, swindow::GoblinSwindow, swstats::GoblinSwstats,
+    zwindow::GoblinZwindow, zwstats::GoblinZwstats,
+};
+use commands::throttles::{gcra::GoblinGcra, mgcra::GoblinMgcra};
 use server::{registration, ModuleSpec, Registration};
 
 /// Every command of the module, in the order `INFO goblin` lists them: Goblin's own, then
@@ -59,8 +52,8 @@ const COMMANDS: &[Registration] = &[
     registration::<Delifeq>(),
 ];
 
-/// What the server loads: `server::module` registers it in `RedisModule_OnLoad`.
-pub(crate) static MODULE: ModuleSpec = ModuleSpec {
+/// What the server loads: handed to `server/`, which registers it in `RedisModule_OnLoad`.
+static MODULE: ModuleSpec = ModuleSpec {
     name: c"goblin",
     version: module_version(env!("CARGO_PKG_VERSION")),
     commands: COMMANDS,
@@ -69,9 +62,18 @@ pub(crate) static MODULE: ModuleSpec = ModuleSpec {
     gauges: &[
         ("waiting", waiting::waiters),
         ("waiting_keys", waiting::lines),
-        ("fence_clock_behind", server::fence_clock_behind),
+        ("fence_clock_behind", fencing::clock::clock_behind),
     ],
+    settings: fencing::clock::SETTINGS,
+    // Fencing tokens start a margin ahead of the clock as the server starts, as a replica is
+    // promoted, and as the node takes over slots another served: the tokens of their keys were
+    // minted on that node's clock, up to its margin ahead of it.
+    loaded: fencing::clock::restart,
+    promoted: fencing::clock::restart,
+    took_over: fencing::clock::restart,
 };
+
+server::entry_points!(MODULE);
 
 /// The version MODULE LIST shows for Cargo.toml's `major.minor.patch`: major * 10000 + minor *
 /// 100 + patch (0.3.0 is 300). goblin_redis derives the version it needs from the same text

@@ -1,8 +1,8 @@
 //! The lines GOBLIN.BLOCK's and GOBLIN.BZWINDOW's waiters stand in, on the module's side: the
 //! book of lines (`goblin_core::waitlist`) and of the handles of the clients the server blocks,
 //! and one way a line is served. A look (`look`) reads the key, asks the core's plan
-//! (`waitlist::plan`) who is let in, carries the grants out through `effects`, the same writes
-//! GOBLIN.LOCK and GOBLIN.ZWINDOW make, and wakes the waiters served, each by its handle. There
+//! (`waitlist::plan`) who is let in, makes their grants (`crate::grant`, the very grants
+//! GOBLIN.LOCK and GOBLIN.ZWINDOW make), and wakes the waiters served, each by its handle. There
 //! is no traffic from the waiters at all.
 //!
 //! A line is looked at wherever its key may have changed:
@@ -30,8 +30,9 @@ use goblin_core::zwindow::{self, Room};
 
 use crate::effects::{self, Deletion};
 use crate::error::{self, CommandError};
-use crate::fencing::{self, Fence, Holder};
-use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, OwnedString, Reply, Served, Waiting};
+use crate::fencing;
+use crate::grant::{self, Permits, Slots};
+use crate::server::{Arg, Blocked, Ctx, Key, KeyKind, Reply, Served, Waiting};
 
 /// The lines, and the handle of every waiter the server still blocks and nobody has woken.
 struct Book {
@@ -254,14 +255,14 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
                 continue;
             };
             match grant(ctx, &mut key, name.arg(), &want, now_ms) {
-                Some(Ok(minted)) => token = minted,
-                Some(Err(_)) => {
-                    // Its fencing token cannot be minted: nothing is written for it, and those
-                    // after it, whom the plan counted it for, are looked at again at once.
-                    state = State::ClockBehind;
+                Ok(minted) => token = minted,
+                Err(error) => {
+                    // Nothing is written for it, and it is answered the error its own command
+                    // would get; those after it, whom the plan counted it for, are looked at
+                    // again at once.
+                    state = self::refused(error);
                     refused = true;
                 }
-                None => continue,
             }
         }
         book.lists.serve(id, state, token);
@@ -289,60 +290,63 @@ fn forsake(ctx: &Ctx, book: &mut Book, line: LineId) -> Woken {
     Vec::new()
 }
 
-/// Writes `want`'s grant on `key` (named `name`) at `now_ms`, as GOBLIN.LOCK's or
-/// GOBLIN.ZWINDOW's would be, with its fencing token if it asked for one: `Ok` with the token,
-/// or `Err` (nothing written) if the token cannot be minted; `None` if the grant cannot be
-/// written (an expiry past 64-bit milliseconds), and the waiter waits on.
+/// Writes `want`'s grant on `key` (named `name`) at `now_ms`: the very grant its own command
+/// would make (`crate::grant`), with its fencing token if it asked for one; an error (nothing
+/// written) if it cannot be made: a token the server cannot mint, a lease end past 64-bit
+/// milliseconds.
 fn grant(
     ctx: &Ctx,
     key: &mut Key<'_>,
     name: Arg<'_>,
     want: &Want,
     now_ms: i64,
-) -> Option<Result<Option<i64>, CommandError>> {
-    let (fence, holder, lease) = match want {
-        Want::Lock { fence, token, ms } => {
-            let at_ms = (*ms > 0).then(|| now_ms.saturating_add(*ms));
-            (*fence, Holder::Lock(token), Some(at_ms))
-        }
-        Want::Lease {
-            fence,
-            member,
-            window,
-            ..
-        } => {
-            let at_ms = match zwindow::expiry(*window, now_ms).ok()? {
-                zwindow::WindowExpiry::At(at_ms) => Some(Some(at_ms)),
-                // A window of 0 or less keeps nothing: its grant is gone as it is made.
-                zwindow::WindowExpiry::Immediately => None,
-            };
-            (*fence, Holder::Lease(member), at_ms)
-        }
-    };
-    let fence = match Fence::asked(ctx, fence, name, holder) {
-        Ok(fence) => fence,
-        Err(error) => return Some(Err(error)),
-    };
+) -> Result<Option<i64>, CommandError> {
     match want {
-        Want::Lock { token, .. } => effects::lock_taken(ctx, key, token, lease.flatten()),
+        Want::Lock { token, ms, fence } => {
+            let lock = grant::Lock {
+                token,
+                ms: *ms,
+                fence: *fence,
+            };
+            grant::lock(ctx, key, name, lock, now_ms)
+        }
         Want::Lease {
             member,
             window,
             permits,
             separator,
+            fence,
             ..
         } => {
-            let expiry = zwindow::expiry(*window, now_ms).ok()?;
-            let slots = slots(ctx, member, *permits, separator.as_deref());
-            let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
-            effects::admitted(ctx, key, seconds_of(now_ms), &members, expiry);
+            let member = ctx.string(member);
+            let lease = grant::Lease {
+                member: member.arg(),
+                window: *window,
+                permits: Permits {
+                    count: *permits,
+                    separator: separator.as_deref(),
+                },
+                fence: *fence,
+            };
+            let asked = lease.ask(ctx, name, now_ms)?;
+            let slots = Slots::of(ctx, member.arg(), lease.permits);
+            let now = seconds_of(now_ms);
+            // A renewal as the command's seat reads it: the member inside its window.
+            let holds = zwindow::holds(&*key, &member.arg(), zwindow::cutoff(now, *window));
+            Ok(asked.write(ctx, key, &slots, now, holds).1)
         }
     }
-    let token = fence.map(|fence| match lease {
-        Some(at_ms) => fence.grant(ctx, false, at_ms),
-        None => fence.mint(ctx),
-    });
-    Some(Ok(token))
+}
+
+/// What a waiter whose grant could not be made is answered (nothing was written for it). Its
+/// request was checked when it called; what can change while it waits is the clock: past the
+/// end of 64-bit milliseconds for its lease, or behind a stored fencing token.
+fn refused(error: CommandError) -> State {
+    if error == CommandError::InvalidExpire {
+        State::InvalidExpire
+    } else {
+        State::ClockBehind
+    }
 }
 
 /// Takes back the grants of waiters that left before their reply (`plan::take_back`): the lock
@@ -361,25 +365,17 @@ fn take_back(ctx: &Ctx, key: &mut Key<'_>, name: Arg<'_>, revoked: &[Want]) {
     }
     for back in back.members {
         if key.kind() == KeyKind::SortedSet {
-            let slots = slots(ctx, back.member, back.permits, back.separator);
-            let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
-            if effects::release_members(ctx, key, &members) {
+            let member = ctx.string(back.member);
+            let permits = Permits {
+                count: back.permits,
+                separator: back.separator,
+            };
+            let slots = Slots::of(ctx, member.arg(), permits);
+            if effects::release_members(ctx, key, &slots.members()) {
                 fencing::lease_released(ctx, name, back.member);
             }
         }
     }
-}
-
-/// The members a waiter's `permits` slots are (`zwindow::permit_member`), made for this call.
-fn slots<'c>(
-    ctx: &'c Ctx,
-    member: &[u8],
-    permits: usize,
-    separator: Option<&[u8]>,
-) -> Vec<OwnedString<'c>> {
-    (0..permits)
-        .map(|index| ctx.string(&zwindow::permit_member(member, index, separator)))
-        .collect()
 }
 
 /// What each group's window holds (one entry per group, a lock group's left empty), after the
@@ -424,6 +420,12 @@ fn served_reply(waiter: &Waiter) -> Option<Reply<'static>> {
         (State::Granted, Want::Lease { .. }, None) => Some(Reply::Int(1)),
         (State::OutOfMemory, _, _) => Some(Reply::Error(error::OUT_OF_MEMORY)),
         (State::ClockBehind, _, _) => Some(Reply::Error(error::fence::CLOCK_BEHIND)),
+        (State::InvalidExpire, Want::Lock { .. }, _) => {
+            Some(Reply::Error(error::waiting::BLOCK_INVALID_EXPIRE))
+        }
+        (State::InvalidExpire, Want::Lease { .. }, _) => {
+            Some(Reply::Error(error::waiting::BZWINDOW_INVALID_EXPIRE))
+        }
         (State::Waiting, _, _) => None,
     }
 }

@@ -275,6 +275,13 @@ on_every_server! {
             zwindow(c, "w", "1", "0", "1", "a");
         });
         assert_eq!(fired, ["zadd w".to_string(), format!("{gone} w")]);
+        // The one exception (docs/contract.md): INCREX, the stand-in or the native, fires
+        // Redis's `del` on every server, Valkey's included, as the Redis command does.
+        c.call(&["SET", "n", "0"]);
+        let fired = keyspace_events(&server, &mut c, |c| {
+            assert_eq!(c.call(&["INCREX", "n", "PXAT", "1"]).array().len(), 2);
+        });
+        assert_eq!(fired, ["del n"]);
     }
 }
 

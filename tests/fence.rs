@@ -275,15 +275,19 @@ on_every_server! {
 /// server's binary, with these module arguments each.
 fn fenced_pair(flavor: Flavor, primary_args: &[&str], replica_args: &[&str]) -> (Server, Server) {
     // Neither has a replica of replica mode: the test kills the primary and promotes the other.
+    // A replica whose clock is shifted runs the module's test build (`fence-clock-offset-ms`).
     let primary = Server::builder(flavor)
         .module_args(primary_args.iter().copied())
         .args(["--repl-diskless-sync-delay", "0"])
         .without_replica()
         .start();
-    let replica = Server::builder(flavor)
+    let mut replica = Server::builder(flavor)
         .module_args(replica_args.iter().copied())
-        .without_replica()
-        .start();
+        .without_replica();
+    if replica_args.contains(&"fence-clock-offset-ms") {
+        replica = replica.test_build();
+    }
+    let replica = replica.start();
     replica.follow(&primary);
     (primary, replica)
 }

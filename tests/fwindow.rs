@@ -136,6 +136,57 @@ impl Same {
     }
 }
 
+/// How far apart the test's calls come on the server's clock, its own pauses left out. Windows
+/// and pauses are sized in its `unit`, so that on a loaded machine, where calls come slower, a
+/// window still spans as many calls (calls over the limit) and a pause still outlives windows
+/// (windows that run out) as on a quiet one, where the unit is 20 ms.
+struct Pace {
+    last_ms: Option<i64>,
+    paused_ms: i64,
+    recent: std::collections::VecDeque<i64>,
+}
+
+impl Pace {
+    /// Calls a window spans per unit: on a quiet machine a call comes every millisecond or so.
+    const CALLS_PER_UNIT: i64 = 20;
+    const LEAST_UNIT_MS: i64 = 20;
+
+    fn new() -> Self {
+        Pace {
+            last_ms: None,
+            paused_ms: 0,
+            recent: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// The unit windows and pauses are counted in, in milliseconds: 20 calls at the recent
+    /// pace (the mean of the last 16 gaps), and at least 20 ms.
+    fn unit(&self) -> u64 {
+        let total: i64 = self.recent.iter().sum();
+        let calls = self.recent.len().max(1) as i64;
+        (total * Self::CALLS_PER_UNIT / calls).max(Self::LEAST_UNIT_MS) as u64
+    }
+
+    /// A call the server's clock read at `at_ms` (a step's `before_ms`).
+    fn called(&mut self, at_ms: i64) {
+        if let Some(last) = self.last_ms {
+            self.recent
+                .push_back((at_ms - last - self.paused_ms).max(0));
+            if self.recent.len() > 16 {
+                self.recent.pop_front();
+            }
+        }
+        self.last_ms = Some(at_ms);
+        self.paused_ms = 0;
+    }
+
+    /// A pause of `ms` between calls, which the pace leaves out.
+    fn pause(&mut self, ms: u64) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        self.paused_ms += ms as i64;
+    }
+}
+
 /// The reads after each pair: the value and the absolute expiry, of both keys.
 const READS: &[&[&str]] = &[&["GET"], &["PEXPIRETIME"]];
 
@@ -153,7 +204,8 @@ fn fwindow(key: &str, args: &[String]) -> Vec<String> {
 
 on_every_server! {
     /// @fastify/rate-limit's three modes, each with windows short enough to run out now and
-    /// then (a sleep between calls), and limits low enough to pass.
+    /// then (a pause between calls), and limits low enough to pass, sized in the test's pace
+    /// (`Pace`).
     fn fwindow_matches_the_fastify_script_call_for_call(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
@@ -161,9 +213,11 @@ on_every_server! {
         let mut same = Same::new(flavor);
         let mut rng = Rng::new(0x0fa5_71f7);
         let mut over = 0;
+        let mut pace = Pace::new();
         for n in 0..900 {
             let k = rng.below(3);
-            let window = *rng.pick(&[40u64, 80, 150]);
+            let unit = pace.unit();
+            let window = *rng.pick(&[2 * unit, 4 * unit, 15 * unit / 2]);
             let max = 1 + rng.below(4);
             let mode = rng.below(3);
             let (idiom_key, goblin_key) = (format!("fastify:{k}:{mode}"), format!("goblin:{k}:{mode}"));
@@ -175,10 +229,11 @@ on_every_server! {
                 _ => {}
             }
             let step = side_by_side(&mut c, idiom, fwindow(&goblin_key, &goblin), READS, &idiom_key, &goblin_key);
+            pace.called(step.before_ms);
             same.check(&goblin_key, &step, n);
             over += usize::from(step.replies[1].array()[0].int() > max as i64);
             if rng.below(8) == 0 {
-                std::thread::sleep(std::time::Duration::from_millis(rng.below(60)));
+                pace.pause(rng.below(3 * unit));
             }
         }
         assert!(over > 100, "calls above the limit: {over}");
@@ -193,12 +248,14 @@ on_every_server! {
         let mut same = Same::new(flavor);
         let mut rng = Rng::new(0xf1e7_1b1e);
         let mut blocked = 0;
+        let mut pace = Pace::new();
         for n in 0..900 {
             let k = rng.below(3);
-            let window = *rng.pick(&[50u64, 100, 200]);
+            let unit = pace.unit();
+            let window = *rng.pick(&[5 * unit / 2, 5 * unit, 10 * unit]);
             let points = *rng.pick(&[1i64, 1, 2, 3, -1]);
             let limit = 2 + rng.below(4);
-            let block = *rng.pick(&[0u64, 0, 120, 300]);
+            let block = *rng.pick(&[0, 0, 6 * unit, 15 * unit]);
             let (idiom_key, goblin_key) = (format!("rlflx:{k}"), format!("goblin:{k}"));
             let idiom = eval(&sha, &idiom_key, &[window.to_string(), points.to_string(), limit.to_string(), block.to_string()]);
             let mut goblin = vec![window.to_string(), "BY".into(), points.to_string()];
@@ -206,10 +263,11 @@ on_every_server! {
                 goblin.extend(["LIMIT".to_string(), limit.to_string(), "BLOCK".into(), block.to_string()]);
             }
             let step = side_by_side(&mut c, idiom, fwindow(&goblin_key, &goblin), READS, &idiom_key, &goblin_key);
+            pace.called(step.before_ms);
             same.check(&goblin_key, &step, n);
             blocked += usize::from(block > 0 && step.replies[1].array()[1].int() == block as i64);
             if rng.below(8) == 0 {
-                std::thread::sleep(std::time::Duration::from_millis(rng.below(80)));
+                pace.pause(rng.below(4 * unit));
             }
         }
         assert!(blocked > 20, "blocks: {blocked}");
@@ -226,11 +284,14 @@ on_every_server! {
         let mut same = Same::new(flavor);
         let mut rng = Rng::new(0xe8b1e55);
         let mut last_millisecond = 0;
+        let mut pace = Pace::new();
         for n in 0..600 {
             let k = rng.below(3);
-            let window = *rng.pick(&[30u64, 60, 120]);
+            let unit = pace.unit();
+            let window = *rng.pick(&[3 * unit / 2, 3 * unit, 6 * unit]);
             let (idiom_key, goblin_key) = (format!("rl:{k}"), format!("goblin:{k}"));
             let step = side_by_side(&mut c, eval(&sha, &idiom_key, &[window.to_string()]), fwindow(&goblin_key, &[window.to_string()]), READS, &idiom_key, &goblin_key);
+            pace.called(step.before_ms);
             let (idiom, goblin) = (step.replies[0].array(), step.replies[1].array());
             if idiom[0] == Reply::Int(1) && goblin[0] != Reply::Int(1) {
                 assert!(goblin[1].int() <= 1, "step {n}: a new window only in the last millisecond: {goblin:?}");
@@ -241,7 +302,7 @@ on_every_server! {
             }
             same.check(&goblin_key, &step, n);
             if rng.below(6) == 0 {
-                std::thread::sleep(std::time::Duration::from_millis(rng.below(50)));
+                pace.pause(rng.below(5 * unit / 2));
             }
         }
         assert!(last_millisecond < 20, "{last_millisecond} steps in a window's last millisecond");
@@ -254,9 +315,11 @@ on_every_server! {
         let sha = c.call(&["SCRIPT", "LOAD", UNION_LIKE]).text();
         let mut rng = Rng::new(0x000a_110e);
         let (mut allowed, mut refused) = (0, 0);
+        let mut pace = Pace::new();
         for n in 0..600 {
             let by = *rng.pick(&[1i64, 1, 2]);
-            let windows = [(60u64, 2 + rng.below(3)), (150, 4 + rng.below(4))];
+            let unit = pace.unit();
+            let windows = [(3 * unit, 2 + rng.below(3)), (15 * unit / 2, 4 + rng.below(4))];
             let mut idiom = vec!["EVALSHA".to_string(), sha.clone(), "2".into(), "{i}:a".into(), "{i}:b".into(), by.to_string()];
             let mut goblin = vec!["GOBLIN.MFWINDOW".to_string(), "2".into()];
             for ((window, limit), name) in windows.iter().zip(["a", "b"]) {
@@ -264,12 +327,13 @@ on_every_server! {
                 goblin.extend([format!("{{g}}:{name}"), window.to_string(), limit.to_string()]);
             }
             goblin.extend(["BY".to_string(), by.to_string()]);
-            let mut commands = vec![vec!["MULTI".to_string()], idiom, goblin];
+            let mut commands = vec![vec!["TIME".to_string()], vec!["MULTI".to_string()], idiom, goblin];
             for key in ["{i}:a", "{g}:a", "{i}:b", "{g}:b"] {
                 commands.push(vec!["GET".into(), key.into()]);
             }
             commands.push(vec!["EXEC".into()]);
             let replies = c.pipeline(&commands);
+            pace.called(time_ms(&replies[0]));
             let exec = replies.last().expect("EXEC").array().to_vec();
             let (idiom, goblin) = (exec[0].array(), exec[1].array());
             assert_eq!(goblin[0], idiom[0], "step {n}: refused or not");
@@ -280,7 +344,7 @@ on_every_server! {
             assert_eq!(exec[4], exec[5], "step {n}: b's value");
             if goblin[0] == Reply::Int(1) { refused += 1 } else { allowed += 1 }
             if rng.below(5) == 0 {
-                std::thread::sleep(std::time::Duration::from_millis(rng.below(70)));
+                pace.pause(rng.below(7 * unit / 2));
             }
         }
         assert!(allowed > 100 && refused > 100, "{allowed} allowed, {refused} refused");

@@ -46,7 +46,8 @@ fn relative(path: &Path) -> String {
         .to_string()
 }
 
-/// The command files: `src/commands/*.rs` and `src/commands/native/*.rs`, without `mod.rs`.
+/// The command files: every `.rs` in a family's folder under `src/commands/`, the `mod.rs`s
+/// left out.
 fn command_files() -> Vec<PathBuf> {
     files("src/commands", &[".rs"])
         .into_iter()
@@ -146,12 +147,205 @@ fn every_command_has_its_page_and_the_readme_lists_it() {
     );
 }
 
+/// The option words (`COST`, `PERMITS`, `FENCE` ...) of a synopsis: its upper-case words after
+/// the command's name.
+fn option_words(synopsis: &str) -> Vec<String> {
+    let mut words: Vec<String> = synopsis
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '.' && c != '_')
+        .skip_while(|word| word.is_empty())
+        .skip(1)
+        .filter(|word| word.len() > 1 && word.chars().all(|c| c.is_ascii_uppercase()))
+        .map(String::from)
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// The README's synopsis of a Goblin command names every option its page's synopsis names
+/// (the first line of the page's first code block): the front door may shorten an argument's
+/// name, never leave an option out.
+#[test]
+fn the_readme_synopses_name_every_option() {
+    let readme = read(&root().join("README.md")).replace('\n', " ");
+    let mut checked = 0;
+    for link in readme.split("[`").skip(1) {
+        let Some((synopsis, rest)) = link.split_once("`](") else {
+            continue;
+        };
+        let Some(page) = rest
+            .split(')')
+            .next()
+            .filter(|page| page.starts_with("docs/commands/goblin."))
+        else {
+            continue;
+        };
+        let text = read(&root().join(page));
+        let page_synopsis = text
+            .split("```")
+            .nth(1)
+            .and_then(|block| block.lines().find(|line| !line.trim().is_empty()))
+            .and_then(|line| line.split("->").next())
+            .unwrap_or_else(|| panic!("{page}: no synopsis in a code block"));
+        assert_eq!(
+            option_words(synopsis),
+            option_words(page_synopsis),
+            "README.md's `{synopsis}` against {page}'s `{}`",
+            page_synopsis.trim()
+        );
+        checked += 1;
+    }
+    assert!(checked >= 15, "only {checked} synopses found in README.md");
+}
+
+/// The README's line for `make lint` names every tool the Makefile's `lint` target runs.
+#[test]
+fn the_readme_says_what_make_lint_runs() {
+    let makefile = read(&root().join("Makefile"));
+    let recipe: String = makefile
+        .split("\nlint:")
+        .nth(1)
+        .expect("a lint target in the Makefile")
+        .lines()
+        .skip(1)
+        .take_while(|line| line.starts_with('\t'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let readme = read(&root().join("README.md"));
+    let line = readme
+        .lines()
+        .find(|line| line.starts_with("make lint"))
+        .expect("README.md: a make lint line");
+    let tools = [
+        ("cargo fmt", "rustfmt"),
+        ("cargo clippy", "clippy"),
+        ("ruff", "ruff"),
+        ("mypy --strict", "mypy --strict"),
+        ("tsc", "tsc"),
+        ("eslint", "eslint"),
+    ];
+    let mut ran = 0;
+    for (runs, says) in tools {
+        if recipe.contains(runs) {
+            ran += 1;
+            assert!(
+                line.contains(says),
+                "make lint runs {runs}; README.md's line: {line}"
+            );
+        }
+    }
+    assert!(ran >= 4, "the lint recipe as read: {recipe}");
+    for dir in ["fuzz/", "bench/floor"] {
+        assert!(
+            !recipe.contains(dir)
+                || line.contains(dir.trim_end_matches('/').rsplit('/').next().unwrap_or(dir)),
+            "make lint checks {dir}; README.md's line: {line}"
+        );
+    }
+}
+
+/// The paths `code` names after `prefix` (`super::`, `commands::`), one level of braces
+/// spread: `super::{a, b::c}` names `a` and `b::c`.
+fn paths_after(code: &str, prefix: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for (at, _) in code.match_indices(prefix) {
+        let rest = &code[at + prefix.len()..];
+        let path_char = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
+        if let Some(group) = rest.strip_prefix('{') {
+            let group = group.split('}').next().unwrap_or("");
+            paths.extend(group.split(',').map(|path| path.trim().to_string()));
+        } else {
+            let end = rest.find(|c: char| !path_char(c)).unwrap_or(rest.len());
+            paths.push(rest[..end].to_string());
+        }
+    }
+    paths
+}
+
+/// docs/architecture.md: a command's file imports no other command's file, in its family or
+/// another. What a family of commands shares is its folder's `mod.rs`, what families share is
+/// `src/commands/mod.rs`.
+#[test]
+fn no_command_file_imports_another() {
+    let files = command_files();
+    // Each command file's module path under `commands::`: (family, file).
+    let module = |path: &Path| -> (String, String) {
+        let name = |path: &Path| {
+            path.file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned()
+        };
+        let stem = path
+            .file_stem()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
+        (name(path.parent().expect("a folder")), stem)
+    };
+    let mut found = Vec::new();
+    for path in &files {
+        let (family, own) = module(path);
+        let others: Vec<(String, String)> = files
+            .iter()
+            .map(|other| module(other))
+            .filter(|(f, stem)| (f, stem) != (&family, &own))
+            .collect();
+        for (n, line) in read(path).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            let segments = |path: &str| -> Vec<String> {
+                // `a as b`: the path is `a`.
+                let path = path.split_whitespace().next().unwrap_or("");
+                path.split("::").map(str::to_string).collect()
+            };
+            // `super::` in a command file is its family's module: a sibling is its first step.
+            let sibling = paths_after(code, "super::").iter().any(|path| {
+                let first = segments(path).remove(0);
+                others
+                    .iter()
+                    .any(|(f, stem)| *f == family && *stem == first)
+            });
+            let any = paths_after(code, "commands::").iter().any(|path| {
+                let steps = segments(path);
+                others
+                    .iter()
+                    .any(|(f, stem)| steps.len() >= 2 && steps[0] == *f && steps[1] == *stem)
+            });
+            if sibling || any {
+                found.push(format!("{}:{}: {}", relative(path), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "command files importing another's: {found:#?}"
+    );
+}
+
+/// docs/architecture.md: `server/` imports nothing above it; `lib.rs` hands it the module's
+/// description (`server::entry_points!`).
+#[test]
+fn the_server_layer_imports_nothing_above_it() {
+    let mut found = Vec::new();
+    for path in files("src/server", &[".rs"]) {
+        for (n, line) in read(&path).lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("crate::") && !code.contains("crate::server") {
+                found.push(format!("{}:{}: {}", relative(&path), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "server/ reaching above it: {found:#?}");
+}
+
 #[test]
 fn error_texts_live_in_error_rs() {
     let mut found = Vec::new();
     for path in files("src", &[".rs"]) {
         let rel = relative(&path);
-        if rel == "src/error.rs" {
+        // The commands' own words, and the server's shared ones (server/error.rs, which
+        // error.rs re-exports).
+        if rel == "src/error.rs" || rel == "src/server/error.rs" {
             continue;
         }
         for (n, line) in read(&path).lines().enumerate() {

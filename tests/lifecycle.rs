@@ -77,6 +77,28 @@ on_every_server! {
 }
 
 on_every_server! {
+    /// `fence-clock-offset-ms` shifts the clock fencing tokens are minted from: a test knob of
+    /// the module's test build only. The module users load refuses it, as any argument it does
+    /// not know, and the test build takes it.
+    fn the_released_module_refuses_the_clock_offset(flavor: Flavor) {
+        let server = bare_server(flavor);
+        let mut c = server.conn();
+        assert!(load(&mut c, &["fence-clock-offset-ms", "-200"]).is_error());
+        assert!(!loaded_modules(&mut c).contains(&"goblin".to_string()));
+        assert!(
+            server.log().contains("unknown module argument \"fence-clock-offset-ms\""),
+            "{}",
+            server.log()
+        );
+        assert_no_callback_left(&mut c);
+        let test_build = test_build_path();
+        let test_build = test_build.to_str().expect("utf-8 path");
+        let reply = c.call(&["MODULE", "LOAD", test_build, "fence-clock-offset-ms", "-200"]);
+        assert_eq!(reply, Reply::Status("OK".into()), "the test build takes it");
+    }
+}
+
+on_every_server! {
     /// MODULE LOADEX with a CONFIG the module does not have fails after the module loaded; the
     /// server then unloads it itself, inside the same command (Redis 8.10 asserts that this
     /// unload succeeds). Goblin lets that one through: nothing is left half-loaded.

@@ -29,7 +29,7 @@ on_every_server! {
             &[("GOBLIN_TEST_PORT", server.port.to_string())],
         );
         node::assert_all_passed(&label, &output, FASTIFY_SUITE_TESTS);
-        let (calls, _) = node::stats(&[&server]);
+        let (calls, _) = summed_stats(&[&server]);
         node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats"]);
     }
 }
@@ -47,7 +47,7 @@ on_every_server! {
             &[("GOBLIN_TEST_SERVER", node::address(&server)), ("GOBLIN_TEST_BARE", node::address(&bare))],
             LIMIT_TESTS,
         );
-        let (calls, _) = node::stats(&[&server]);
+        let (calls, _) = summed_stats(&[&server]);
         node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats", "goblin.mfwindow"]);
     }
 }
@@ -61,7 +61,7 @@ on_every_server! {
         let server = Server::start(flavor);
         let label = format!("{} (examples/node)", flavor.label());
         node::run_tests(&label, "../examples/node/test.mjs", &[("GOBLIN_TEST_SERVER", node::address(&server))], EXAMPLE_TESTS);
-        let (calls, _) = node::stats(&[&server]);
+        let (calls, _) = summed_stats(&[&server]);
         node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.mfwindow", "goblin.lock"]);
     }
 }

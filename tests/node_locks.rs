@@ -51,7 +51,7 @@ on_every_server! {
             ],
             LOCK_TESTS,
         );
-        let (calls, _) = node::stats(&[&server, &others[0], &others[1]]);
+        let (calls, _) = summed_stats(&[&server, &others[0], &others[1]]);
         node::assert_no_scripts(&label, &calls, &LOCK_COMMANDS);
     }
 }
@@ -75,7 +75,7 @@ on_every_server! {
             ],
             RELIABILITY_TESTS,
         );
-        let (calls, _) = node::stats(&[&server, &primary]);
+        let (calls, _) = summed_stats(&[&server, &primary]);
         node::assert_no_scripts(&label, &calls, &["goblin.lock", "goblin.block", "goblin.cad", "goblin.zwindow", "goblin.bzwindow"]);
     }
 }
@@ -86,7 +86,7 @@ on_every_server! {
         let nodes = node::start_cluster(flavor, 3);
         let label = format!("{} (cluster.test.mjs)", flavor.label());
         node::run_tests(&label, "test/cluster.test.mjs", &[("GOBLIN_TEST_CLUSTER", node::addresses(&nodes))], CLUSTER_TESTS);
-        let (calls, errors) = node::stats(&nodes.iter().collect::<Vec<_>>());
+        let (calls, errors) = summed_stats(&nodes.iter().collect::<Vec<_>>());
         node::assert_no_scripts(&label, &calls, &["goblin.block", "goblin.bzwindow", "goblin.fwindow", "goblin.mfwindow", "goblin.mgcra"]);
         assert_eq!(errors.get("MOVED").copied().unwrap_or(0), 0, "{label}: redirections: {errors:?}");
         assert_eq!(errors.get("ASK").copied().unwrap_or(0), 0, "{label}: redirections: {errors:?}");

@@ -155,7 +155,7 @@ fn redis_semaphore_suite() {
                 (passes, 0, 0),
             ));
         }
-        let (calls, _) = node::stats(&servers);
+        let (calls, _) = summed_stats(&servers);
         node::assert_no_scripts(
             flavor.label(),
             &calls,
@@ -214,7 +214,7 @@ fn rate_limiter_flexible_suite() {
             (RLF_PASSES, 0, 0),
             "{label}"
         );
-        let (calls, _) = node::stats(&[&server]);
+        let (calls, _) = summed_stats(&[&server]);
         node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats"]);
     }
 }

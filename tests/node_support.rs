@@ -109,51 +109,6 @@ pub fn run_tests(label: &str, file: &str, env: &[(&str, String)], tests: u32) ->
     output
 }
 
-/// `INFO <section>`'s `<prefix><name>:...<field>=<n>,...` lines: n by name (commandstats'
-/// calls by command, errorstats' counts by error prefix).
-pub fn info_counts(
-    conn: &mut Conn,
-    section: &str,
-    prefix: &str,
-    field: &str,
-) -> BTreeMap<String, u64> {
-    let wanted = format!("{field}=");
-    let info = conn.call(&["INFO", section]).text();
-    let mut counts = BTreeMap::new();
-    for line in info.lines() {
-        let Some((name, stats)) = line
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.split_once(':'))
-        else {
-            continue;
-        };
-        if let Some(n) = stats
-            .split(',')
-            .find_map(|pair| pair.strip_prefix(&wanted)?.trim().parse().ok())
-        {
-            counts.insert(name.to_string(), n);
-        }
-    }
-    counts
-}
-
-/// The commandstats (calls) and errorstats (counts) of `servers`, summed.
-pub fn stats(servers: &[&Server]) -> (BTreeMap<String, u64>, BTreeMap<String, u64>) {
-    let (mut calls, mut errors) = (BTreeMap::new(), BTreeMap::new());
-    for server in servers {
-        let mut conn = server.conn();
-        for (total, section, prefix, field) in [
-            (&mut calls, "commandstats", "cmdstat_", "calls"),
-            (&mut errors, "errorstats", "errorstat_", "count"),
-        ] {
-            for (name, n) in info_counts(&mut conn, section, prefix, field) {
-                *total.entry(name).or_default() += n;
-            }
-        }
-    }
-    (calls, errors)
-}
-
 /// No script ran nor was loaded, and no transaction (`MULTI`/`EXEC`) either; and each of
 /// `goblin` did some of the work.
 pub fn assert_no_scripts(label: &str, calls: &BTreeMap<String, u64>, goblin: &[&str]) {

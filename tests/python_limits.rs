@@ -123,42 +123,6 @@ fn assert_all_passed(
     assert_eq!(counts.len(), expected.len(), "{label}: {counts:?}");
 }
 
-/// `INFO commandstats`: calls by command name (lowercase, as the server lists them).
-fn command_calls(conn: &mut Conn) -> BTreeMap<String, u64> {
-    let info = conn.call(&["INFO", "commandstats"]).text();
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = stats
-                .split(',')
-                .find_map(|field| field.strip_prefix("calls="))?
-                .parse()
-                .ok()?;
-            Some((name.to_string(), calls))
-        })
-        .collect()
-}
-
-/// `INFO errorstats`: error replies by prefix (`MOVED`, `ERR`, ...).
-fn error_counts(conn: &mut Conn) -> BTreeMap<String, u64> {
-    let info = conn.call(&["INFO", "errorstats"]).text();
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("errorstat_")?.split_once(':')?;
-            Some((
-                name.to_string(),
-                stats.strip_prefix("count=")?.trim().parse().ok()?,
-            ))
-        })
-        .collect()
-}
-
-fn add(total: &mut BTreeMap<String, u64>, more: BTreeMap<String, u64>) {
-    for (name, calls) in more {
-        *total.entry(name).or_default() += calls;
-    }
-}
-
 /// No decision ran as a script or inside a transaction, and the Goblin commands made them.
 fn assert_native_decisions(label: &str, calls: &BTreeMap<String, u64>) {
     for forbidden in [
@@ -252,12 +216,7 @@ on_every_server! {
                 ("goblin-cluster-redispy", ASYNC_TESTS),
             ],
         );
-        let (mut calls, mut errors) = (BTreeMap::new(), BTreeMap::new());
-        for node in &nodes {
-            let mut c = node.conn();
-            add(&mut calls, command_calls(&mut c));
-            add(&mut errors, error_counts(&mut c));
-        }
+        let (calls, errors) = summed_stats(&nodes.iter().collect::<Vec<_>>());
         assert_native_decisions(&label, &calls);
         // Every client sent every command to the node that owns its key: coredis by the key we
         // give it, redis-py by the key positions the module declares (without COMMAND GETKEYS).
@@ -406,12 +365,7 @@ on_every_server! {
         let nodes = start_cluster(flavor);
         let text = python_on_cluster(flavor, &nodes, RATELIMIT_ON_A_CLUSTER);
         assert!(text.contains(&format!("ratelimit on a cluster: ok, {RATELIMIT_CLUSTER_CALLS} MGCRA calls")), "{flavor:?}:\n{text}");
-        let (mut calls, mut errors) = (BTreeMap::new(), BTreeMap::new());
-        for node in &nodes {
-            let mut c = node.conn();
-            add(&mut calls, command_calls(&mut c));
-            add(&mut errors, error_counts(&mut c));
-        }
+        let (calls, errors) = summed_stats(&nodes.iter().collect::<Vec<_>>());
         assert_eq!(calls.get("goblin.mgcra").copied(), Some(RATELIMIT_CLUSTER_CALLS), "{flavor:?}: {calls:?}");
         // The module check: once per cluster client (the sync one and the asyncio one), on the
         // node the client routes MODULE LIST to, not once per call.

@@ -105,22 +105,6 @@ fn run_suite(label: &str, port: u16, extra: &[&str]) {
     assert_eq!(xfailed, want, "{label}:\n{output}");
 }
 
-/// `INFO commandstats`: calls by command name (lowercase, as the server lists them).
-fn command_calls(conn: &mut Conn) -> BTreeMap<String, u64> {
-    let info = conn.call(&["INFO", "commandstats"]).text();
-    info.lines()
-        .filter_map(|line| {
-            let (name, stats) = line.strip_prefix("cmdstat_")?.split_once(':')?;
-            let calls = stats
-                .split(',')
-                .find_map(|field| field.strip_prefix("calls="))?
-                .parse()
-                .ok()?;
-            Some((name.to_string(), calls))
-        })
-        .collect()
-}
-
 /// No lock operation ran a script (nor loaded one), and the Goblin lock commands made them.
 fn assert_no_scripts(label: &str, calls: &BTreeMap<String, u64>, goblin: &[&str]) {
     for forbidden in [

@@ -53,7 +53,14 @@ fn goblin_options(c: &mut Conn) -> String {
 /// SLOTMIGRATION`), and a primary that hands every slot over stays a primary (without it, Valkey
 /// makes it a replica of the node that took its last slot, and no slot could move back to it).
 fn cluster_node(flavor: Flavor, module_args: &[&str]) -> Server {
-    Server::builder(flavor)
+    let builder = Server::builder(flavor);
+    // A skewed clock is an argument of the module's test build alone.
+    let builder = if module_args.contains(&"fence-clock-offset-ms") {
+        builder.test_build()
+    } else {
+        builder
+    };
+    builder
         .cluster()
         // Cluster nodes: a node cannot follow a plain replica.
         .without_replica()

@@ -32,6 +32,21 @@ fn waiting(c: &mut Conn) -> i64 {
     info_field(c, "goblin", "goblin_waiting").parse().unwrap()
 }
 
+/// When the lock `key` was granted, on the server's clock: its expiry less its lease.
+fn granted_at_ms(c: &mut Conn, key: &str, lease_ms: i64) -> i64 {
+    c.call(&["PEXPIRETIME", key]).int() - lease_ms
+}
+
+/// A sorted-set member's score (a lease's grant, on the server's clock) in milliseconds.
+fn score_ms(c: &mut Conn, key: &str, member: &str) -> i64 {
+    let score: f64 = c
+        .call(&["ZSCORE", key, member])
+        .text()
+        .parse()
+        .expect("a score");
+    (score * 1000.0).round() as i64
+}
+
 fn ok() -> Reply {
     Reply::Status("OK".into())
 }
@@ -61,14 +76,14 @@ on_every_server! {
             let mut w = waiter(&server, &["GOBLIN.BLOCK", "l", "b", "30000", "10"]);
             until_blocked(&mut c, 1);
             assert_eq!(w.reply_within(QUICK), None, "{release:?}: served before the release");
-            let released = Instant::now();
+            let released_ms = server_ms(&mut c);
             assert!(!c.call(release).is_error(), "{release:?}");
             assert_eq!(w.reply_within(LONG), Some(ok()), "{release:?}");
-            let waited = released.elapsed();
-            assert!(waited < Duration::from_millis(1000), "{release:?}: {waited:?}");
             assert_eq!(c.call(&["GET", "l"]), bulk("b"), "{release:?}");
-            let pttl = c.call(&["PTTL", "l"]).int();
-            assert!((29_000..=30_000).contains(&pttl), "{release:?}: the new holder's lease: {pttl}");
+            // When the server granted it, by its own clock: the new holder's lease of 30 s
+            // started then.
+            let waited_ms = granted_at_ms(&mut c, "l", 30_000) - released_ms;
+            assert!((0..1000).contains(&waited_ms), "{release:?}: granted {waited_ms} ms after the release");
             assert_eq!(waiting(&mut c), 0);
             c.call(&["DEL", "l"]);
         }
@@ -225,33 +240,37 @@ on_every_server! {
     fn a_permit_waiter_gets_the_slot_however_it_frees(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        // (how the slot frees, and the window: an age-out needs a short one)
-        let frees: &[(&[&str], &str)] = &[
-            (&["GOBLIN.CAD", "s", "holder"], "60"),
-            (&["ZREM", "s", "holder"], "60"),
-            (&["DEL", "s"], "60"),
-            (&["PEXPIRE", "s", "1"], "60"),
-            (&[], "0.3"), // the holder's lease ages out of the window
+        let frees: &[&[&str]] = &[
+            &["GOBLIN.CAD", "s", "holder"],
+            &["ZREM", "s", "holder"],
+            &["DEL", "s"],
+            &["PEXPIRE", "s", "1"],
         ];
-        for (free, window) in frees {
-            assert_eq!(c.call(&["GOBLIN.BZWINDOW", "s", window, "1", "holder", "1"]), Reply::Int(1));
-            let mut w = waiter(&server, &["GOBLIN.BZWINDOW", "s", window, "1", "next", "10"]);
+        for free in frees {
+            assert_eq!(c.call(&["GOBLIN.BZWINDOW", "s", "60", "1", "holder", "1"]), Reply::Int(1));
+            let mut w = waiter(&server, &["GOBLIN.BZWINDOW", "s", "60", "1", "next", "10"]);
             until_blocked(&mut c, 1);
-            let started = Instant::now();
-            if !free.is_empty() {
-                assert!(!c.call(free).is_error(), "{free:?}");
-            }
+            assert!(!c.call(free).is_error(), "{free:?}");
             assert_eq!(w.reply_within(LONG), Some(Reply::Int(1)), "{free:?}");
-            let waited = started.elapsed();
-            if free.is_empty() {
-                // Woken by a timer at the holder's deadline, not by polling.
-                assert!(waited >= Duration::from_millis(200) && waited < Duration::from_millis(1000), "{waited:?}");
-            }
             let members = c.call(&["ZRANGE", "s", "0", "-1"]).texts();
             assert_eq!(members, ["next"], "{free:?}");
             assert_eq!(waiting(&mut c), 0);
             c.call(&["DEL", "s"]);
         }
+        // The holder's lease ages out of the window: its grant is moved back (a ZADD, once the
+        // waiter is in line) so that it leaves the 60 s window 300 ms from now, and the waiter
+        // is let in by a timer at that deadline, on the server's clock, not by polling.
+        assert_eq!(c.call(&["GOBLIN.BZWINDOW", "s", "60", "1", "holder", "1"]), Reply::Int(1));
+        let mut w = waiter(&server, &["GOBLIN.BZWINDOW", "s", "60", "1", "next", "10"]);
+        until_blocked(&mut c, 1);
+        let granted = (server_ms(&mut c) - 59_700) as f64 / 1000.0;
+        assert_eq!(c.call(&["ZADD", "s", "XX", &granted.to_string(), "holder"]), Reply::Int(0));
+        let deadline_ms = score_ms(&mut c, "s", "holder") + 60_000;
+        assert_eq!(w.reply_within(LONG), Some(Reply::Int(1)));
+        let late_ms = score_ms(&mut c, "s", "next") - deadline_ms;
+        assert!((0..1000).contains(&late_ms), "let in {late_ms} ms after the holder's deadline");
+        assert_eq!(c.call(&["ZRANGE", "s", "0", "-1"]).texts(), ["next"]);
+        assert_eq!(waiting(&mut c), 0);
     }
 
     /// A semaphore of 3: six waiters get the permits in arrival order as holders give theirs
@@ -297,13 +316,32 @@ on_every_server! {
     fn an_extended_lease_moves_the_next_turn(flavor: Flavor) {
         let server = Server::start(flavor);
         let mut c = server.conn();
-        c.call(&["GOBLIN.LOCK", "l", "a", "300"]);
+        c.call(&["GOBLIN.LOCK", "l", "a", "60000"]);
         let mut w = waiter(&server, &["GOBLIN.BLOCK", "l", "b", "1000", "10"]);
         until_blocked(&mut c, 1);
-        assert_eq!(c.call(&["GOBLIN.EXTEND", "l", "a", "700"]), Reply::Int(1));
-        assert_eq!(w.reply_within(Duration::from_millis(600)), None, "taken at the old expiry");
+        // Once the waiter is in line, in one transaction: the lease is cut to end in 300 ms,
+        // then extended by 700 (the line's timer set at the first, moved by the second).
+        c.call(&["MULTI"]);
+        c.call(&["PEXPIRE", "l", "300"]);
+        c.call(&["GOBLIN.EXTEND", "l", "a", "700"]);
+        c.call(&["PEXPIRETIME", "l"]);
+        let replies = c.call(&["EXEC"]).array().to_vec();
+        assert_eq!(replies[..2], [Reply::Int(1), Reply::Int(1)]);
+        let extended_ms = replies[2].int();
         assert_eq!(w.reply_within(LONG), Some(ok()));
         assert_eq!(c.call(&["GET", "l"]), bulk("b"));
+        // Not at the old expiry: at the new one, on the server's clock.
+        let late_ms = granted_at_ms(&mut c, "l", 1000) - extended_ms;
+        assert!((0..1000).contains(&late_ms), "granted {late_ms} ms after the extended expiry");
+        // And shortened, with REPLACE: the turn comes sooner.
+        c.call(&["GOBLIN.LOCK", "m", "a", "60000"]);
+        let mut w = waiter(&server, &["GOBLIN.BLOCK", "m", "b", "1000", "10"]);
+        until_blocked(&mut c, 1);
+        assert_eq!(c.call(&["GOBLIN.EXTEND", "m", "a", "300", "REPLACE"]), Reply::Int(1));
+        let replaced_ms = c.call(&["PEXPIRETIME", "m"]).int();
+        assert_eq!(w.reply_within(LONG), Some(ok()));
+        let late_ms = granted_at_ms(&mut c, "m", 1000) - replaced_ms;
+        assert!((0..1000).contains(&late_ms), "granted {late_ms} ms after the replaced expiry");
     }
 }
 

@@ -6,6 +6,7 @@
 //!
 //!     goblin-bench [--smoke] [--out DIR] [--servers redis70,redis82,valkey91]
 
+mod flags;
 mod load;
 mod probes;
 mod report;
@@ -37,23 +38,10 @@ pub struct Config {
 
 impl Config {
     fn from_args() -> Config {
-        let args: Vec<String> = std::env::args().skip(1).collect();
-        let smoke = args.iter().any(|a| a == "--smoke");
-        let value = |flag: &str| {
-            args.iter()
-                .position(|a| a == flag)
-                .and_then(|i| args.get(i + 1))
-                .cloned()
-        };
-        let flavors = match value("--servers") {
-            Some(list) => list
-                .split(',')
-                .map(|name| {
-                    Flavor::from_name(name).unwrap_or_else(|| panic!("unknown server {name}"))
-                })
-                .collect(),
-            None => Flavor::ALL.to_vec(),
-        };
+        let flags = flags::Flags::from_env();
+        let smoke = flags.has("--smoke");
+        let value = |flag: &str| flags.value(flag);
+        let flavors = flags.flavors();
         let out = value("--out")
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results"));

@@ -2,8 +2,10 @@
 //! of the `GCRA` command Redis wrote for 8.8 and held back before 8.8 shipped (in no release
 //! since; Redis 8.10's source still carries it, compiled out). All times are
 //! Unix microseconds; the state is one number per key, the theoretical arrival time (TAT) of
-//! the next request. It runs over a `TatStore`: a string key in the module, `MemoryTat` in the
-//! unit tests and the fuzzer.
+//! the next request. The decision is `decide`, from the stored TAT (read with `read_tat`) and
+//! the clock; the module stores what it decides through its effects. `throttle` is `decide`
+//! and the store together over a `TatStore`, which only `MemoryTat` implements: the unit
+//! tests' and the fuzzer's.
 
 use crate::decimal::{parse_integer, Decimal};
 

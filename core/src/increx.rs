@@ -2,7 +2,7 @@
 //! A hit costs 1, or `COST n`; the TTL is armed when the result is the cost, that is on the
 //! window's first hit (the key was missing, or held 0), as the `INCRBY` + `EXPIRE` idiom arms
 //! it.
-//! No server here: the module's `commands/increx.rs` reads the key, asks this module, and
+//! No server here: the module's `commands/fixed/increx.rs` reads the key, asks this module, and
 //! carries out the answer.
 
 /// What happens to the counter's TTL.

@@ -11,6 +11,7 @@ pub mod decimal;
 pub mod fence;
 pub mod fwindow;
 pub mod gcra;
+pub mod grant;
 pub mod increx;
 pub mod mgcra;
 pub mod native;

@@ -120,6 +120,9 @@ pub enum State {
     /// Its turn came, and it asked for a fencing token the server could not mint (its clock is
     /// behind a stored one: `fence::skewed`): nothing was written, and its reply says so.
     ClockBehind,
+    /// Its turn came, and its lease's end no longer fits 64-bit milliseconds (`grant`): nothing
+    /// was written, and its reply is its command's `invalid expire time`.
+    InvalidExpire,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -278,7 +281,9 @@ impl WaitLists {
         if let Some(line) = self.lines.get_mut(&waiter.line) {
             match waiter.state {
                 State::Waiting => stand_down(line, id),
-                State::Granted | State::OutOfMemory | State::ClockBehind => line.served -= 1,
+                State::Granted | State::OutOfMemory | State::ClockBehind | State::InvalidExpire => {
+                    line.served -= 1
+                }
             }
             if revoke && waiter.state == State::Granted {
                 line.revoked.push(waiter.want.clone());

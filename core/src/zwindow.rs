@@ -234,6 +234,12 @@ pub enum Seat {
     Holder,
 }
 
+/// Whether `member` holds its slot inside the window at `cutoff`: a grant to it renews the slot
+/// (`Seat::Holder`), and keeps its fencing token.
+pub fn holds<W: SortedWindow>(set: &W, member: &W::Member, cutoff: f64) -> bool {
+    set.score(member).is_some_and(|score| score > cutoff)
+}
+
 /// Whether `member` gets its `permits` slots at this call (1 for a lease; a holder of several
 /// is known by its first, `member` itself), after `evict`, with `limit` slots: its seat, or
 /// `None` for a newcomer when the window has no room for them. Reads only: the caller records
@@ -255,7 +261,7 @@ pub fn seat<W: SortedWindow>(
     } else {
         set.count_above(cutoff, count_cap(limit))
     };
-    let holds = || set.score(member).is_some_and(|score| score > cutoff);
+    let holds = || holds(set, member, cutoff);
     match decide(in_window, permits, limit, holds) {
         Verdict::Reject => None,
         // With room, newcomer and holder are granted alike, and asked apart only now.

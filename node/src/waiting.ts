@@ -24,7 +24,7 @@ export const IDLE_MS = 10_000
 /**
  * How long one blocking command may wait on a connection whose replies are cut off after
  * `limitMs` (ioredis's `commandTimeout` or `socketTimeout`, node-redis's `socketTimeout` or
- * command `timeout`): a second less (a quarter of it for limits under 4 s), so that the server's
+ * command `timeout`): a second less (a quarter of it for limits under 1⅓ s), so that the server's
  * nil at the slice's end always comes back before the client gives up; the margin covers the
  * server's timer, which meets a blocked client's timeout on its next tick.
  */

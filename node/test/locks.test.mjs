@@ -27,6 +27,18 @@ async function waiting(conn) {
   return Number(/goblin_waiting:(\d+)/.exec(info)[1])
 }
 
+/** Whether `check` holds within 10 s, asked every 10 ms: a wait for an event, not a bound. */
+async function until(check) {
+  const deadline = performance.now() + 10_000
+  while (performance.now() < deadline) {
+    if (await check()) {
+      return true
+    }
+    await sleep(10)
+  }
+  return await check()
+}
+
 /** Waits until the server says `n` callers wait. */
 async function untilWaiting(conn, n) {
   for (let i = 0; i < 500; i++) {
@@ -86,11 +98,19 @@ for (const library of libraries()) {
 
     it('acquire gives up after acquireTimeout with TimeoutError, leaving the line, nothing written for it', async () => {
       const { key, holder } = await held('timeout')
-      const waiter = new Mutex(the.client, key, { acquireTimeout: 200 })
+      const waiter = new Mutex(the.client, key, { acquireTimeout: 1000 })
+      const base = await waiting(the.raw)
       const started = performance.now()
-      await assert.rejects(waiter.acquire(), (error) => error instanceof TimeoutError && error.message === `Acquire mutex mutex:${key} timeout`)
-      const elapsed = performance.now() - started
-      assert.ok(elapsed >= 195 && elapsed < 700, `gave up after ${elapsed} ms`)
+      const acquiring = assert.rejects(waiter.acquire(), (error) => error instanceof TimeoutError && error.message === `Acquire mutex mutex:${key} timeout`)
+      // Not before acquireTimeout from the call; and, from the moment the server has it in line
+      // (its waiter connection opened, which a loaded machine makes slow), not a slice later.
+      await untilWaiting(the.raw, base + 1)
+      const inLine = performance.now()
+      await acquiring
+      const ended = performance.now()
+      assert.ok(ended - started >= 995, `gave up after ${ended - started} ms`)
+      assert.ok(ended - inLine < 2000, `gave up ${ended - inLine} ms after it was in line`)
+      assert.equal(await waiting(the.raw), base)
       assert.equal(await waiter.tryAcquire(), false)
       await holder.release()
       assert.equal(await the.raw.exists(`mutex:${key}`), 0)
@@ -114,9 +134,11 @@ for (const library of libraries()) {
 
     it('acquireAttemptsLimit 1 tries once and does not wait', async () => {
       const { key, holder } = await held('once')
-      const started = performance.now()
+      const before = await commandCalls(the.raw)
       assert.equal(await new Mutex(the.client, key, { acquireAttemptsLimit: 1, acquireTimeout: 5000 }).tryAcquire(), false)
-      assert.ok(performance.now() - started < 100)
+      // What reached the server: one GOBLIN.LOCK, which never blocks, and no GOBLIN.BLOCK.
+      const sent = delta(before, await commandCalls(the.raw))
+      assert.deepEqual(Object.entries(sent).filter(([name]) => name.startsWith('goblin.')), [['goblin.lock', 1]])
       await holder.release()
     })
 
@@ -124,17 +146,20 @@ for (const library of libraries()) {
       const key = freshKey('lost')
       const lost = []
       const mutex = new Mutex(the.client, key, {
-        lockTimeout: 300,
+        lockTimeout: 3000,
         refreshInterval: 80,
         onLockLost(error) {
           lost.push([error, this.isAcquired])
         },
       })
       await mutex.acquire()
-      await sleep(400)
+      // Refreshed: the lease's end moves on, on the server's clock (read from the event, not
+      // after a guessed sleep).
+      const granted = Number(await the.raw.call('PEXPIRETIME', `mutex:${key}`))
+      assert.ok(await until(async () => Number(await the.raw.call('PEXPIRETIME', `mutex:${key}`)) > granted), 'never refreshed')
       assert.equal(await the.raw.get(`mutex:${key}`), mutex.identifier)
       await the.raw.del(`mutex:${key}`)
-      await sleep(200)
+      assert.ok(await until(async () => lost.length > 0), 'the loss was never noticed')
       assert.equal(lost.length, 1)
       assert.ok(lost[0][0] instanceof LostLockError)
       assert.equal(lost[0][0].message, `Lost mutex for key mutex:${key}`)
@@ -163,13 +188,20 @@ for (const library of libraries()) {
 
     it("a waiter does not stall the application's other commands on the same client", async () => {
       const { key, holder } = await held('stall')
-      const waiter = new Mutex(the.client, key, { acquireTimeout: 3000 })
-      const acquiring = waiter.acquire()
-      await sleep(50)
-      const started = performance.now()
+      const base = await waiting(the.raw)
+      const waiter = new Mutex(the.client, key, { acquireTimeout: 30_000 })
+      let settled = false
+      const acquiring = waiter.acquire().finally(() => {
+        settled = true
+      })
+      await untilWaiting(the.raw, base + 1)
+      // The client's own commands are answered while its waiter still waits: on a client the
+      // waiter stalled they could only come after the waiter's reply, which the holder's
+      // release (below) or the 30 s timeout alone would bring.
       await the.client.set(`${key}:other`, 'x')
       assert.equal(await the.client.get(`${key}:other`), 'x')
-      assert.ok(performance.now() - started < 200, 'the client was stalled')
+      assert.equal(settled, false, 'answered only once the waiter was')
+      assert.equal(await waiting(the.raw), base + 1)
       await holder.release()
       await acquiring
       await waiter.release()
@@ -382,10 +414,14 @@ describe(`waiting, on ${first.name}`, () => {
       const holder = new Mutex(client, key)
       await holder.acquire()
       const waiter = new Mutex(client, key, { waitOn: own, acquireTimeout: 3000 })
+      const base = await waiting(raw)
       const acquiring = waiter.acquire()
-      await sleep(50)
-      const list = await raw.client('LIST')
-      assert.match(list, /cmd=goblin\.block/)
+      await untilWaiting(raw, base + 1)
+      // The one connection blocked (flags=b) in GOBLIN.BLOCK is the client given, not a waiter
+      // connection of the package's own (named goblin-waiter), which it would be without waitOn.
+      const blocked = (await raw.client('LIST')).split('\n').filter((line) => line.includes(' flags=b ') && line.includes('cmd=goblin.block'))
+      assert.equal(blocked.length, 1, blocked.join('\n'))
+      assert.doesNotMatch(blocked[0], /name=goblin-waiter/)
       await holder.release()
       await acquiring
       await waiter.release()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -30,6 +29,7 @@ import redis.asyncio.retry
 from redis.backoff import NoBackoff
 from redis.exceptions import LockError, LockNotOwnedError, ResponseError
 from redis.retry import Retry
+from servers import BARE, SERVER, connect, connect_async, host_port
 
 import goblin_redis.asyncio.lock
 from goblin_redis import GoblinModuleError
@@ -37,14 +37,6 @@ from goblin_redis._locking import Claim, take
 from goblin_redis.asyncio.lock import Lock as AsyncLock
 from goblin_redis.asyncio.lock import Semaphore as AsyncSemaphore
 from goblin_redis.lock import Lock, Semaphore
-
-SERVER = os.environ.get("GOBLIN_TEST_SERVER", "127.0.0.1:6379")
-HOST, PORT = SERVER.rsplit(":", 1)
-BARE = os.environ.get("GOBLIN_TEST_BARE", "")
-
-
-def client(**options: Any) -> Any:
-    return redis.Redis(host=HOST, port=int(PORT), **options)
 
 
 def no_retries() -> Retry:
@@ -54,7 +46,9 @@ def no_retries() -> Retry:
 
 @pytest.fixture
 def r() -> Iterator[Any]:
-    connection = client()
+    """The server with Goblin, emptied before and after: not conftest's ``server``, which resets
+    its statistics, since tests/python_locks.rs reads the whole run's afterwards."""
+    connection = connect()
     connection.flushdb()
     yield connection
     connection.flushdb()
@@ -147,10 +141,12 @@ def test_a_short_blocking_timeout_is_not_for_ever(r: Any) -> None:
         assert not Lock(r, "lk", timeout=5).acquire(blocking_timeout=bt)
         took = time.monotonic() - started
         assert bt <= took + 0.002 < bt + 1.0, (bt, took)
-    started = time.monotonic()
+    # Neither waits at all: each is one GOBLIN.LOCK, which never blocks, and no GOBLIN.BLOCK.
+    before = calls(r)
     assert not Lock(r, "lk", timeout=5).acquire(blocking_timeout=0)
     assert not Lock(r, "lk", timeout=5).acquire(blocking=False, blocking_timeout=10)
-    assert time.monotonic() - started < 0.1
+    sent = {name: n for name, n in delta(before, calls(r)).items() if name.startswith("goblin.")}
+    assert sent == {"goblin.lock": 2}, sent
 
 
 def test_a_wait_longer_than_the_socket_timeout_is_sliced(r: Any) -> None:
@@ -158,7 +154,7 @@ def test_a_wait_longer_than_the_socket_timeout_is_sliced(r: Any) -> None:
     answered on the server's next tick), not a TimeoutError."""
     holder = Lock(r, "lk", timeout=30)
     assert holder.acquire()
-    short = client(socket_timeout=0.5, retry=no_retries())
+    short = connect(socket_timeout=0.5, retry=no_retries())
     before = calls(r)
     started = time.monotonic()
     assert not Lock(short, "lk", timeout=5).acquire(blocking_timeout=2.0)
@@ -189,7 +185,7 @@ def test_the_line_is_first_come_first_served(r: Any) -> None:
     order: list[int] = []
     waiters = []
     for n in range(5):
-        lock = Lock(client(), "lk", timeout=30, thread_local=False)
+        lock = Lock(connect(), "lk", timeout=30, thread_local=False)
 
         def wait(lock: Lock = lock, n: int = n) -> None:
             assert lock.acquire(blocking_timeout=10)
@@ -213,7 +209,7 @@ def test_the_line_is_first_come_first_served(r: Any) -> None:
 def test_an_expired_holder_hands_over_at_its_deadline(r: Any) -> None:
     assert Lock(r, "lk", timeout=0.3).acquire()
     started = time.monotonic()
-    waiter = Lock(client(), "lk", timeout=5)
+    waiter = Lock(connect(), "lk", timeout=5)
     assert waiter.acquire(blocking_timeout=3)
     assert 0.2 < time.monotonic() - started < 1.5
     assert waiter.owned()
@@ -237,9 +233,7 @@ async def cancelled_in_line(r: Any, make_waiter: Callable[[], Any]) -> AsyncIter
 
 def test_asyncio_lock(r: Any) -> None:
     async def main() -> None:
-        short = redis.asyncio.Redis(
-            host=HOST, port=int(PORT), socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0)
-        )
+        short = connect_async(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
         holder = goblin_redis.asyncio.lock.Lock(short, "lk", timeout=30)
         assert await holder.acquire()
         before = calls(r)
@@ -314,7 +308,7 @@ def test_semaphore_hands_a_released_permit_to_the_first_waiter(r: Any) -> None:
     order: list[int] = []
     threads = []
     for n in range(3):
-        sem = Semaphore(client(socket_timeout=0.5, retry=no_retries()), "sem", limit=2, lease=30)
+        sem = Semaphore(connect(socket_timeout=0.5, retry=no_retries()), "sem", limit=2, lease=30)
 
         def wait(sem: Semaphore = sem, n: int = n) -> None:
             assert sem.acquire(blocking_timeout=10)
@@ -351,7 +345,7 @@ def test_semaphore_leases_renewals_and_loss(r: Any) -> None:
     # A crashed holder's permit goes to a waiter when its lease runs out, not later.
     assert Semaphore(r, "sem", limit=1, lease=0.5).acquire()
     started = time.monotonic()
-    waiter = Semaphore(client(), "sem", limit=1, lease=5)
+    waiter = Semaphore(connect(), "sem", limit=1, lease=5)
     assert waiter.acquire(blocking_timeout=5)
     assert 0.4 < time.monotonic() - started < 1.5
     # A permit lost before its release: LockNotOwnedError.
@@ -379,17 +373,13 @@ def test_semaphore_arguments() -> None:
 # The asyncio Semaphore: the sync one's tests, awaited.
 
 
-def async_client(**options: Any) -> Any:
-    return redis.asyncio.Redis(host=HOST, port=int(PORT), **options)
-
-
 def on_async_client(test: Callable[[Any, Any], Awaitable[None]]) -> Callable[[Any], None]:
     """``async def test_...(r, connection)`` as a sync test taking the ``r`` fixture: run in its
     own event loop, on an asyncio client opened for it and closed after."""
 
     def run(r: Any) -> None:
         async def main() -> None:
-            connection = async_client()
+            connection = connect_async()
             try:
                 await test(r, connection)
             finally:
@@ -432,7 +422,7 @@ async def test_asyncio_semaphore_hands_a_released_permit_to_the_first_waiter(r: 
     for holder in holders:
         assert await holder.acquire()
     order: list[int] = []
-    short = async_client(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
+    short = connect_async(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
 
     async def wait(n: int) -> None:
         sem = AsyncSemaphore(short, "sem", limit=2, lease=30)
@@ -497,7 +487,7 @@ def test_asyncio_semaphore_waiter_cancelled_in_line(r: Any) -> None:
     and never holds a permit."""
 
     async def main() -> None:
-        short = async_client(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
+        short = connect_async(socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
         holder = AsyncSemaphore(short, "sem", limit=1, lease=30)
         assert await holder.acquire()
 
@@ -536,7 +526,7 @@ class Stub:
         return self.modules
 
     def get_encoder(self) -> Any:
-        return client().get_encoder()
+        return connect().get_encoder()
 
 
 class AsyncStub(Stub):
@@ -598,7 +588,7 @@ def test_a_lock_refuses_bad_arguments_when_made(lock_class: Any, arguments: dict
     with pytest.raises(ValueError, match=what):
         lock_class(stub, "lk", **arguments)
     with pytest.raises(ValueError, match=what):
-        client().lock("lk", lock_class=lock_class, **arguments)
+        connect().lock("lk", lock_class=lock_class, **arguments)
     assert stub.sent == []
 
 
@@ -629,7 +619,7 @@ def test_a_bad_blocking_timeout_at_acquire_sends_nothing() -> None:
 def test_infinity_is_for_ever(r: Any) -> None:
     assert Lock(r, "lk", blocking_timeout=math.inf).acquire()
     assert Semaphore(r, "sem", 1, blocking_timeout=math.inf).acquire()
-    lock = Lock(client(), "lk", timeout=5)
+    lock = Lock(connect(), "lk", timeout=5)
     started = time.monotonic()
     assert not lock.acquire(blocking=False, blocking_timeout=math.inf)
     assert time.monotonic() - started < 0.5
@@ -677,11 +667,6 @@ def test_a_semaphore_takes_whole_permits_and_leases_from_a_millisecond(semaphore
 # A server without Goblin: GoblinModuleError from every entry point, MODULE LIST once per client.
 
 
-def bare_client(**options: Any) -> Any:
-    host, _, port = BARE.rpartition(":")
-    return redis.Redis(host=host, port=int(port), **options)
-
-
 def assert_only_module_lists_reached(bare: Any) -> None:
     """Nothing but MODULE LIST reached the server: no Goblin command, and no error reply."""
     assert set(calls(bare)) <= {"module|list", "config|resetstat", "info", "hello"}, calls(bare)
@@ -716,10 +701,7 @@ def entry_points(client: Any, lock: Any, semaphore: Any, enter: Callable[[Any], 
     ]
 
 
-@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
-def test_a_server_without_goblin_is_a_clear_error_from_every_entry_point() -> None:
-    bare = bare_client()
-    bare.config_resetstat()  # after its connection is made (CLIENT SETINFO and the like)
+def test_a_server_without_goblin_is_a_clear_error_from_every_entry_point(bare: Any) -> None:
 
     def enter(manager: Any) -> None:
         with manager:
@@ -730,30 +712,25 @@ def test_a_server_without_goblin_is_a_clear_error_from_every_entry_point() -> No
             call()
         assert "loadmodule" in str(raised.value), what
     assert_only_module_lists_reached(bare)
-    bare.close()
 
 
-@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
-def test_a_server_without_goblin_is_a_clear_error_from_every_asyncio_entry_point() -> None:
+def test_a_server_without_goblin_is_a_clear_error_from_every_asyncio_entry_point(bare: Any) -> None:
     async def enter(manager: Any) -> None:
         async with manager:
             pass
 
     async def main() -> None:
-        host, _, port = BARE.rpartition(":")
-        bare: Any = redis.asyncio.Redis(host=host, port=int(port))
-        await bare.ping()  # its connection made (CLIENT SETINFO and the like) before the count starts
-        stats.config_resetstat()
-        for what, call in entry_points(bare, AsyncLock, AsyncSemaphore, enter):
+        client = connect_async(BARE)
+        await client.ping()  # its connection made (CLIENT SETINFO and the like) before the count starts
+        bare.config_resetstat()
+        for what, call in entry_points(client, AsyncLock, AsyncSemaphore, enter):
             with pytest.raises(GoblinModuleError, match="MODULE LOAD") as raised:
                 await call()
             assert "loadmodule" in str(raised.value), what
-        await bare.aclose()
+        await client.aclose()
 
-    stats = bare_client()
     asyncio.run(main())
-    assert_only_module_lists_reached(stats)
-    stats.close()
+    assert_only_module_lists_reached(bare)
 
 
 def test_the_module_is_asked_for_once_per_client(r: Any) -> None:
@@ -766,7 +743,7 @@ def test_the_module_is_asked_for_once_per_client(r: Any) -> None:
     for protocol in (2, 3):
         for decode in (False, True):
             before = module_lists()
-            connection = client(protocol=protocol, decode_responses=decode)
+            connection = connect(protocol=protocol, decode_responses=decode)
             for _ in range(3):
                 lock = Lock(connection, "lk", timeout=5)
                 assert lock.acquire(blocking=False)
@@ -779,7 +756,8 @@ def test_the_module_is_asked_for_once_per_client(r: Any) -> None:
             assert module_lists() - before == 1, (protocol, decode)
             connection.close()
     # Clients made on one connection pool share its check.
-    pool = redis.ConnectionPool(host=HOST, port=int(PORT))
+    host, port = host_port(SERVER)
+    pool = redis.ConnectionPool(host=host, port=port)
     before = module_lists()
     for _ in range(3):
         assert Lock(redis.Redis(connection_pool=pool), "lk").acquire(blocking=False)
@@ -788,7 +766,7 @@ def test_the_module_is_asked_for_once_per_client(r: Any) -> None:
     pool.disconnect()
 
     async def main() -> None:
-        connection = async_client(protocol=3, decode_responses=True)
+        connection = connect_async(protocol=3, decode_responses=True)
         for _ in range(3):
             lock = AsyncLock(connection, "lk")
             assert await lock.acquire(blocking_timeout=1)
@@ -827,7 +805,7 @@ def test_a_module_too_old_is_a_clear_error_and_asked_again() -> None:
 def test_a_server_that_refuses_module_list_is_taken_at_its_word(r: Any) -> None:
     r.acl_setuser("app", enabled=True, passwords=["+app-secret"], keys=["*"], commands=["+@all", "-module"])
     try:
-        app = client(username="app", password="app-secret")
+        app = connect(username="app", password="app-secret")
         lock = Lock(app, "lk", timeout=5)
         assert lock.acquire(blocking=False)
         lock.release()
@@ -839,14 +817,12 @@ def test_a_server_that_refuses_module_list_is_taken_at_its_word(r: Any) -> None:
         r.acl_deluser("app")
 
 
-@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
-def test_a_server_without_goblin_behind_such_an_acl_is_a_clear_error_too() -> None:
+def test_a_server_without_goblin_behind_such_an_acl_is_a_clear_error_too(bare: Any) -> None:
     """MODULE LIST refused, the Goblin command itself is the server's ``unknown command``,
     explained: a GoblinModuleError that names it."""
-    bare = bare_client()
     bare.acl_setuser("app", enabled=True, passwords=["+app-secret"], keys=["*"], commands=["+@all", "-module"])
     try:
-        app = bare_client(username="app", password="app-secret")
+        app = connect(BARE, username="app", password="app-secret")
         with pytest.raises(GoblinModuleError, match=r"no GOBLIN\.LOCK: load the Goblin module") as raised:
             Lock(app, "lk").acquire(blocking=False)
         assert isinstance(raised.value.__cause__, redis.ResponseError)

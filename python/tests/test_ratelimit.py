@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import math
-import os
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 import redis.asyncio
+from servers import BARE, SERVER, connect, connect_async, host_port
 
 import goblin_redis
 from goblin_redis.ratelimit import (
@@ -39,10 +39,6 @@ from goblin_redis.ratelimit import (
     ratelimit_policy_field,
     retry_after_field,
 )
-
-SERVER = os.environ.get("GOBLIN_TEST_SERVER", "127.0.0.1:6379")
-HOST, _, PORT = SERVER.rpartition(":")
-BARE = os.environ.get("GOBLIN_TEST_BARE", "")
 
 # 3 a minute (one back every 20 s) and 100 an hour (one back every 36 s), per user.
 MINUTE = Policy("minute", key("user42", "minute"), limit=3, period=60)
@@ -224,15 +220,6 @@ def test_bad_sets() -> None:
 # On a server.
 
 
-@pytest.fixture
-def server() -> Iterator[redis.Redis]:
-    client = redis.Redis(host=HOST, port=int(PORT))
-    client.flushall()
-    client.config_resetstat()
-    yield client
-    client.close()
-
-
 def _mgcra_calls(client: redis.Redis) -> int:
     stats: dict[str, dict[str, Any]] = client.info("commandstats")  # type: ignore[assignment]
     return int(stats.get("cmdstat_goblin.mgcra", {}).get("calls", 0))
@@ -383,7 +370,7 @@ def test_bad_calls_send_nothing(server: redis.Redis, what: str, call: Any, error
 
 def test_asyncio(server: redis.Redis) -> None:
     async def run() -> None:
-        client = redis.asyncio.Redis(host=HOST, port=int(PORT))
+        client = connect_async()
         try:
             limits = AsyncPolicySet(client, [MINUTE, HOUR])
             assert _fields(await limits.hit(cost=3)) == [
@@ -416,7 +403,8 @@ def test_the_docs_snippet_runs(server: redis.Redis) -> None:
     snippet = after.split("```python\n", 1)[1].split("```", 1)[0]
     assert snippet.count("redis.Redis()") == 1, snippet
     scope: dict[str, Any] = {}
-    exec(snippet.replace("redis.Redis()", f"redis.Redis(host={HOST!r}, port={int(PORT)})"), scope)
+    host, port = host_port(SERVER)
+    exec(snippet.replace("redis.Redis()", f"redis.Redis(host={host!r}, port={port})"), scope)
     assert scope["settled"].allowed
     assert _mgcra_calls(server) == 4
 
@@ -424,11 +412,7 @@ def test_the_docs_snippet_runs(server: redis.Redis) -> None:
 # A server without Goblin: a GoblinModuleError from every call, MODULE LIST once per client.
 
 
-@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
-def test_a_server_without_goblin_is_a_clear_error() -> None:
-    host, _, port = BARE.rpartition(":")
-    bare = redis.Redis(host=host, port=int(port))
-    bare.config_resetstat()  # after its connection is made (CLIENT SETINFO and the like)
+def test_a_server_without_goblin_is_a_clear_error(bare: redis.Redis) -> None:
     limits = PolicySet(bare, [MINUTE, HOUR])
     calls: list[Callable[[int], Result]] = [limits.hit, limits.peek, limits.refund]
     for call in calls:
@@ -436,7 +420,7 @@ def test_a_server_without_goblin_is_a_clear_error() -> None:
             call(1)
 
     async def run() -> None:
-        client: Any = redis.asyncio.Redis(host=host, port=int(port))
+        client: Any = connect_async(BARE)
         await client.ping()
         bare.config_resetstat()
         limits = AsyncPolicySet(client, [MINUTE, HOUR])
@@ -451,7 +435,6 @@ def test_a_server_without_goblin_is_a_clear_error() -> None:
     stats: dict[str, Any] = bare.info("commandstats")  # type: ignore[assignment]
     assert int(stats["cmdstat_module|list"]["calls"]) == 3
     assert bare.info("errorstats") == {}
-    bare.close()
 
 
 def test_the_module_is_asked_for_once_per_client(server: redis.Redis) -> None:
@@ -460,7 +443,7 @@ def test_the_module_is_asked_for_once_per_client(server: redis.Redis) -> None:
         return int(stats.get("cmdstat_module|list", {}).get("calls", 0))
 
     for protocol in (2, 3):
-        client = redis.Redis(host=HOST, port=int(PORT), protocol=protocol, decode_responses=protocol == 3)
+        client = connect(protocol=protocol, decode_responses=protocol == 3)
         before = module_lists()
         for _ in range(3):
             limits = PolicySet(client, [MINUTE, HOUR])
@@ -471,7 +454,7 @@ def test_the_module_is_asked_for_once_per_client(server: redis.Redis) -> None:
         client.close()
 
     async def run() -> None:
-        client = redis.asyncio.Redis(host=HOST, port=int(PORT))
+        client = connect_async()
         for _ in range(3):
             await AsyncPolicySet(client, [MINUTE, HOUR]).hit()
         await client.aclose()

@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import coredis.exceptions
@@ -25,14 +24,13 @@ from limits import RateLimitItemPerMinute
 from limits.errors import ConfigurationError, StorageError
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+from servers import BARE, SERVER
 
 import goblin_redis
 import goblin_redis.limits as goblin
 from goblin_redis import _commands as commands
 from goblin_redis.limits import _shared as shared
 
-SERVER = os.environ.get("GOBLIN_TEST_SERVER", "127.0.0.1:6379")
-BARE = os.environ.get("GOBLIN_TEST_BARE", "")
 KINDS = ["sync", "coredis", "redispy"]
 
 
@@ -52,16 +50,6 @@ def _call(result: Any) -> Any:
     if inspect.isawaitable(result):
         return LOOP.run_until_complete(result)
     return result
-
-
-@pytest.fixture
-def server() -> Iterator[redis.Redis]:
-    host, _, port = SERVER.rpartition(":")
-    client = redis.Redis(host=host, port=int(port))
-    client.flushall()
-    client.config_resetstat()
-    yield client
-    client.close()
 
 
 def _goblin_calls(client: redis.Redis) -> int:
@@ -131,9 +119,8 @@ def test_each_decision_is_one_goblin_command(server: redis.Redis, kind: str) -> 
     assert _call(storage.get_sliding_window("s", 60))[2] == 3
 
 
-@pytest.mark.skipif(not BARE, reason="GOBLIN_TEST_BARE is not set")
 @pytest.mark.parametrize("kind", KINDS)
-def test_a_server_without_goblin_is_a_clear_error_at_the_first_call(kind: str) -> None:
+def test_a_server_without_goblin_is_a_clear_error_at_the_first_call(bare: redis.Redis, kind: str) -> None:
     storage = _storage(kind, BARE)
     with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD") as raised:
         _call(storage.get("k"))
@@ -154,16 +141,14 @@ def test_a_server_without_goblin_is_a_clear_error_at_the_first_call(kind: str) -
     ]
     # Only MODULE LIST reaches the server (no Goblin command: no error reply), asked again while
     # it fails. The counts start once the connections are made (CLIENT SETINFO and the like).
-    host, _, port = BARE.rpartition(":")
-    admin = redis.Redis(host=host, port=int(port))
     client = storage.storage if kind == "sync" else storage.backend.client
     _call(client.ping())
-    admin.config_resetstat()
+    bare.config_resetstat()
     for method in every_method:
         with pytest.raises(goblin.GoblinModuleError, match="MODULE LOAD"):
             _call(method(storage))
-    stats: dict[str, dict[str, Any]] = admin.info("commandstats")  # type: ignore[assignment]
-    assert admin.info("errorstats") == {}
+    stats: dict[str, dict[str, Any]] = bare.info("commandstats")  # type: ignore[assignment]
+    assert bare.info("errorstats") == {}
     assert int(stats["cmdstat_module|list"]["calls"]) == len(every_method), stats
     strategy = MovingWindowRateLimiter if kind == "sync" else limits.aio.strategies.MovingWindowRateLimiter
     limiter = strategy(_storage(kind, BARE))

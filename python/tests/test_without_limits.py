@@ -10,15 +10,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import os
 import sys
 from typing import Any
 
 import pytest
-import redis
-
-SERVER = os.environ.get("GOBLIN_TEST_SERVER", "127.0.0.1:6379")
-HOST, _, PORT = SERVER.rpartition(":")
+from servers import connect
 
 if importlib.util.find_spec("limits") is not None:
     pytest.skip("limits is installed here: run this in .servers/venv-locks", allow_module_level=True)
@@ -43,7 +39,7 @@ def test_they_serve_without_limits() -> None:
     from goblin_redis.lock import Lock, Semaphore
     from goblin_redis.ratelimit import Policy, PolicySet, key
 
-    r = redis.Redis(host=HOST, port=int(PORT))
+    r = connect()
     r.delete("{nolimits}:minute", "nolimits:lock", "nolimits:sem")
     assert PolicySet(r, [Policy("minute", key("nolimits", "minute"), limit=2, period=60)]).hit(cost=2).allowed
     with Lock(r, "nolimits:lock", timeout=5), Semaphore(r, "nolimits:sem", limit=1, lease=5):
@@ -60,5 +56,5 @@ def test_the_module_version_is_the_packages() -> None:
 
     major, minor, patch = (int(part) for part in goblin_redis.__version__.split("."))
     assert goblin_redis.__module_version__ == major * 10000 + minor * 100 + patch
-    modules: list[dict[bytes, Any]] = redis.Redis(host=HOST, port=int(PORT)).module_list()  # type: ignore[assignment]
+    modules: list[dict[bytes, Any]] = connect().module_list()
     assert next(int(m[b"ver"]) for m in modules if m[b"name"] == b"goblin") >= goblin_redis.__module_version__

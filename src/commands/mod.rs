@@ -1,30 +1,108 @@
 //! One file per command, each in the shape of `crate::server::command::Command`: its spec, its
-//! arguments, its parser and `run`. Goblin's own commands are here, named after the command
-//! (`zwindow.rs` is GOBLIN.ZWINDOW); the stand-ins for native commands of newer servers are in
-//! `native/`.
+//! arguments, its parser and `run`, named after the command (`zwindow.rs` is GOBLIN.ZWINDOW), in
+//! its family's folder, as `core/` decides them:
+//!
+//! | folder | commands | decides with (`goblin_core::`) |
+//! |---|---|---|
+//! | `locks/` | GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.EXTEND, GOBLIN.CAD | `grant`, `waitlist` |
+//! | `sliding/` | GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, GOBLIN.ZWSTATS, GOBLIN.SWINDOW, GOBLIN.SWSTATS | `zwindow`, `grant`, `swindow` |
+//! | `fixed/` | GOBLIN.INCREX, GOBLIN.FWINDOW, GOBLIN.FWSTATS, GOBLIN.MFWINDOW | `increx`, `fwindow` |
+//! | `throttles/` | GOBLIN.GCRA, GOBLIN.MGCRA | `gcra`, `mgcra` |
+//! | `native/` | the stand-ins for newer servers' commands: INCREX, DELEX, DIGEST, DELIFEQ | `native` |
+//!
+//! A command's file imports no other command's: what a family shares is its folder's
+//! `mod.rs`; what families share is here (the `FENCE`, `PERMITS` and `SEPARATOR` arguments,
+//! the counted groups of several keys).
 
-pub mod block;
-pub mod bzwindow;
-pub mod cad;
-pub mod extend;
-pub mod fwindow;
-pub mod fwstats;
-pub mod gcra;
-pub mod increx;
-pub mod lock;
-pub mod mfwindow;
-pub mod mgcra;
+pub mod fixed;
+pub mod locks;
 pub mod native;
-pub mod swindow;
-pub mod swstats;
-pub mod zwindow;
-pub mod zwstats;
+pub mod sliding;
+pub mod throttles;
 
 use std::collections::HashMap;
+use std::ffi::CStr;
 
+use goblin_core::zwindow::MOST_PERMITS;
 use smallvec::SmallVec;
 
-use crate::server::Arg;
+use crate::error::zwindow::TOO_MANY_PERMITS;
+use crate::error::CommandError;
+use crate::grant::Permits;
+use crate::server::command::ArgDoc;
+use crate::server::{Arg, Args};
+
+/// `FENCE` (since 0.4.0), which replies a fencing token: `summary` says instead of what.
+pub(crate) const fn fence_arg(summary: &'static CStr) -> ArgDoc {
+    ArgDoc::pure_token(c"fence", "FENCE")
+        .since(c"0.4.0")
+        .summary(summary)
+        .optional()
+}
+
+/// `PERMITS permits` (since 0.4.0): a holder of several slots.
+pub(crate) const fn permits_arg(summary: &'static CStr) -> ArgDoc {
+    ArgDoc::integer(c"permits")
+        .token("PERMITS")
+        .since(c"0.4.0")
+        .summary(summary)
+        .optional()
+}
+
+/// `SEPARATOR separator` (since 0.4.0): how a holder's slots are named.
+pub(crate) const fn separator_arg(summary: &'static CStr) -> ArgDoc {
+    ArgDoc::string(c"separator")
+        .token("SEPARATOR")
+        .since(c"0.4.0")
+        .summary(summary)
+        .optional()
+}
+
+/// `PERMITS n` and `SEPARATOR sep` as the lease commands parse them: each once, in any order
+/// among their other options.
+#[derive(Default)]
+pub(crate) struct PermitOptions<'call> {
+    count: Option<usize>,
+    separator: Option<Arg<'call>>,
+}
+
+impl<'call> PermitOptions<'call> {
+    /// Takes `option value` if it is `PERMITS n` or `SEPARATOR sep`, not given before: whether
+    /// it was one of them.
+    pub fn take(&mut self, option: Arg<'_>, value: Arg<'call>) -> Result<bool, CommandError> {
+        if option.is("PERMITS") && self.count.is_none() {
+            self.count = Some(permit_count(value)?);
+            Ok(true)
+        } else if option.is("SEPARATOR") && self.separator.is_none() {
+            self.separator = Some(value);
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Whether either was given.
+    pub fn given(&self) -> bool {
+        self.count.is_some() || self.separator.is_some()
+    }
+
+    /// The request's slots: 1 without `PERMITS`.
+    pub fn permits(self) -> Permits<'call> {
+        Permits {
+            count: self.count.unwrap_or(1),
+            separator: self.separator.map(Arg::as_bytes),
+        }
+    }
+}
+
+/// `PERMITS n`: at least 1, as COST's count.
+fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
+    let n = arg.to_count()?;
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= MOST_PERMITS)
+        .ok_or(TOO_MANY_PERMITS)
+}
 
 /// As many keys as a multi-key call usually names, kept on the stack.
 pub(crate) const INLINE: usize = 4;
@@ -32,22 +110,22 @@ pub(crate) const INLINE: usize = 4;
 /// The distinct keys of a command that names several (GOBLIN.MGCRA, GOBLIN.MFWINDOW), and where
 /// each of its groups' key is among them, added when it is new. Linear for the few a call
 /// usually names, a map beyond.
-pub(crate) struct KeyIndex<'call> {
-    pub(crate) keys: SmallVec<[Arg<'call>; INLINE]>,
+struct KeyIndex<'call> {
+    keys: SmallVec<[Arg<'call>; INLINE]>,
     map: Option<HashMap<&'call [u8], usize>>,
 }
 
 impl<'call> KeyIndex<'call> {
     const LINEAR: usize = 8;
 
-    pub(crate) fn new(policies: usize) -> Self {
+    fn new(policies: usize) -> Self {
         KeyIndex {
             keys: SmallVec::with_capacity(policies),
             map: (policies > Self::LINEAR).then(HashMap::new),
         }
     }
 
-    pub(crate) fn index(&mut self, key: Arg<'call>) -> usize {
+    fn index(&mut self, key: Arg<'call>) -> usize {
         let next = self.keys.len();
         let found = match &mut self.map {
             Some(map) => *map.entry(key.as_bytes()).or_insert(next),
@@ -62,4 +140,45 @@ impl<'call> KeyIndex<'call> {
         }
         found
     }
+}
+
+/// The groups of a command that counts them first: its distinct keys, each once in the order
+/// first named, and its groups, each with its key's index among them.
+pub(crate) struct Counted<'call, G> {
+    pub keys: SmallVec<[Arg<'call>; INLINE]>,
+    pub groups: SmallVec<[G; INLINE]>,
+}
+
+/// The groups of a command that counts them first, as ZUNION counts its `numkeys`
+/// (GOBLIN.MFWINDOW's windows, GOBLIN.MGCRA's policies): the count, at least 1 (`none` is its
+/// error otherwise), and no more groups of `words` arguments, each its key first, than the call
+/// holds (a syntax error, as ZUNION's). Then each group: its key's index among the distinct
+/// keys, and the rest of its arguments, read by `group`.
+pub(crate) fn counted_groups<'call, G>(
+    args: &mut Args<'_, 'call>,
+    words: usize,
+    none: CommandError,
+    mut group: impl FnMut(usize, &mut Args<'_, 'call>) -> Result<G, CommandError>,
+) -> Result<Counted<'call, G>, CommandError> {
+    let count = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
+    let count = usize::try_from(count)
+        .ok()
+        .filter(|count| *count > 0)
+        .ok_or(none)?;
+    if count
+        .checked_mul(words)
+        .is_none_or(|needed| needed > args.remaining())
+    {
+        return Err(CommandError::Syntax);
+    }
+    let mut index = KeyIndex::new(count);
+    let mut groups = SmallVec::with_capacity(count);
+    for _ in 0..count {
+        let key = index.index(args.next()?);
+        groups.push(group(key, args)?);
+    }
+    Ok(Counted {
+        keys: index.keys,
+        groups,
+    })
 }

@@ -9,7 +9,7 @@ use goblin_core::word::Word;
 use redis_module::raw;
 
 use super::api::api;
-use crate::error::CommandError;
+use super::error::CommandError;
 
 extern "C" {
     fn goblin_parse_double(text: *const std::ffi::c_char, len: usize, out: *mut f64) -> c_int;
@@ -111,7 +111,7 @@ impl<'call> Arg<'call> {
     pub fn to_count(self) -> Result<i64, CommandError> {
         match self.to_i64() {
             None => Err(CommandError::NotInteger),
-            Some(value) if value < 1 => Err(crate::error::AT_LEAST_ONE),
+            Some(value) if value < 1 => Err(super::error::AT_LEAST_ONE),
             Some(value) => Ok(value),
         }
     }
@@ -119,7 +119,7 @@ impl<'call> Arg<'call> {
     /// A blocking command's timeout, in seconds as BLPOP reads it, as whole milliseconds rounded
     /// up (0: wait for ever).
     pub fn to_timeout_ms(self) -> Result<i64, CommandError> {
-        use crate::error::timeout::{NEGATIVE, NOT_A_FLOAT, OUT_OF_RANGE};
+        use super::error::timeout::{NEGATIVE, NOT_A_FLOAT, OUT_OF_RANGE};
         let seconds = self.to_f64().filter(|s| !s.is_nan()).ok_or(NOT_A_FLOAT)?;
         let ms = (seconds * 1000.0).ceil();
         if ms >= 9_223_372_036_854_775_808.0 {

@@ -4,7 +4,7 @@
 
 use std::ffi::CStr;
 
-use crate::error::CommandError;
+use super::error::CommandError;
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Reply};
 

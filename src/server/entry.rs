@@ -7,9 +7,9 @@ use std::ptr::NonNull;
 use redis_module::raw;
 
 use super::api::api;
+use super::error::CommandError;
 use super::register::key_flags;
 use super::{Arg, Args, Ctx};
-use crate::error::CommandError;
 use crate::server::command::{Command, Spec};
 
 /// The raw callback the server calls.

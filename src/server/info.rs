@@ -1,10 +1,13 @@
-//! The `INFO goblin` section: the server calls it, `stats::report` fills it.
+//! The `INFO goblin` section: the server calls it, `stats::report` fills it from the module
+//! loaded, which is kept here.
 
 use std::ffi::{c_int, CString};
+use std::sync::OnceLock;
 
 use redis_module::raw;
 
 use super::api::api;
+use super::ModuleSpec;
 
 /// The `INFO goblin` section being written.
 pub struct InfoSection {
@@ -34,5 +37,20 @@ pub(super) extern "C" fn info_entry_point(
             return; // this section was not asked for
         }
     }
-    super::stats::report(&crate::MODULE, &mut InfoSection { ctx });
+    if let Some(module) = loaded() {
+        super::stats::report(module, &mut InfoSection { ctx });
+    }
+}
+
+/// The module loaded, as `lib.rs` handed it to `on_load`: what the server's callbacks outside a
+/// command read (this section, a promotion).
+static LOADED: OnceLock<&'static ModuleSpec> = OnceLock::new();
+
+/// Keeps `module` as the one loaded (`on_load`, once).
+pub(super) fn remember(module: &'static ModuleSpec) {
+    let _ = LOADED.set(module);
+}
+
+pub(super) fn loaded() -> Option<&'static ModuleSpec> {
+    LOADED.get().copied()
 }

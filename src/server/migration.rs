@@ -10,7 +10,7 @@
 //! - when the target takes the slots over, the source's blocked clients on them are answered
 //!   `-MOVED` by the server, Goblin's waiters as BLPOP's (they block on a name in their key's
 //!   slot), and its lines there have nothing left to do (`Waiting::slots_moved`);
-//! - the target's fencing tokens start a margin ahead of its clock (`fence::took_over`): the
+//! - the target's fencing tokens start a margin ahead of its clock (`ModuleSpec::took_over`): the
 //!   tokens of the keys it took over were minted on the source's clock, up to the source's margin
 //!   ahead of it, exactly as a promoted replica's predecessor's were.
 
@@ -42,7 +42,11 @@ unsafe extern "C" fn on_migration(
         return;
     };
     match subevent {
-        IMPORT_COMPLETED => super::fence::took_over(&ctx),
+        IMPORT_COMPLETED => {
+            if let Some(module) = super::info::loaded() {
+                (module.took_over)(&ctx);
+            }
+        }
         EXPORT_COMPLETED => {
             if let Some(waiting) = super::blocking::waiting() {
                 waiting.slots_moved(&ctx);

@@ -8,7 +8,7 @@
 //! | `command.rs` | the one shape of a command: what the server is told of it, and what it calls |
 //! | `stats.rs` | the counters of `INFO goblin` |
 //! | `api.rs` | the table of server functions Goblin calls, checked at load |
-//! | `module.rs` | `RedisModule_OnLoad`, the module arguments, `RedisModule_OnUnload` |
+//! | `module.rs` | the module's entry points (`entry_points!`, which `lib.rs` calls with its description), the module arguments, the promotions followed |
 //! | `register.rs` | load-time checks, the command table, docs, ACL categories |
 //! | `options.rs` | the module options declared: Redis's, and Valkey's where the server offers them |
 //! | `migration.rs` | Valkey's atomic slot migration: its server event, and its option |
@@ -22,10 +22,13 @@
 //! | `args.rs` | the arguments |
 //! | `keys.rs`, `strings.rs`, `zsets.rs` | the key, and its string or sorted-set value |
 //! | `reply.rs` | replies, in the client's protocol |
+//! | `error.rs` | the error replies in the server's own words, which `crate::error` re-exports |
 //! | `info.rs` | the `INFO goblin` section |
 //!
-//! The API is the same C ABI on every server in the matrix. Where they differ in behaviour
-//! this layer takes the path that is safe on all of them.
+//! It imports nothing of the rest of the crate: `lib.rs` hands it the module's description
+//! (`ModuleSpec`: the commands, the waiting lines, the settings, what to do at load and at a
+//! promotion). The API is the same C ABI on every server in the matrix. Where they differ in
+//! behaviour this layer takes the path that is safe on all of them.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
@@ -39,7 +42,7 @@ pub mod command;
 mod config;
 mod ctx;
 mod entry;
-mod fence;
+pub mod error;
 mod host;
 mod info;
 mod keys;
@@ -59,16 +62,15 @@ pub use blocking::{Blocked, Waiting};
 pub use config::lazyfree_lazy_expire;
 pub use ctx::{Ctx, EventClass, OwnedString, Served, Word, MAX_REPLICATED_ARGS};
 pub use entry::{registration, Registration};
-pub use fence::clock_behind as fence_clock_behind;
 pub use host::{host, Family};
 pub use info::InfoSection;
 pub use keys::{Key, KeyKind};
 pub use long_double::LongDouble;
-pub use module::unload_allowed;
-pub use register::ModuleSpec;
+pub(crate) use module::entry_points;
+pub use module::{on_load, on_unload, unload_allowed};
+pub use register::{ModuleSpec, Setting};
 pub use reply::Reply;
 
-/// Writes `message` to the server's log at `level`.
 /// A callback for a server event (`RedisModule_SubscribeToServerEvent`).
 type EventCallback = unsafe extern "C" fn(
     *mut raw::RedisModuleCtx,
@@ -88,6 +90,7 @@ fn subscribe(ctx: *mut raw::RedisModuleCtx, id: u64, callback: EventCallback) ->
     unsafe { subscribe(ctx, event, Some(callback)) == raw::REDISMODULE_OK as std::ffi::c_int }
 }
 
+/// Writes `message` to the server's log at `level`.
 fn log(ctx: *mut raw::RedisModuleCtx, level: &CStr, message: &str) {
     let message = module::c_message(message);
     // SAFETY: a live context, a static level and format, a NUL-terminated message.

@@ -1,7 +1,8 @@
 //! The module's life in the server: `RedisModule_OnLoad` (`loadmodule`, `MODULE LOAD`), the
-//! module arguments, and `RedisModule_OnUnload` (`MODULE UNLOAD`).
+//! module arguments, the promotions followed, and `RedisModule_OnUnload` (`MODULE UNLOAD`).
+//! `lib.rs` makes the two entry points with `entry_points!`, handing over its description.
 //!
-//! Goblin writes these two entry points itself instead of using the `redis_module!` macro:
+//! Goblin writes these two entry points itself instead of using redismodule-rs's `redis_module!`:
 //! the macro keeps a detached thread-safe context (a client with its reply buffer, about 17 KB)
 //! for the module's lifetime and nothing frees it, so every load and unload cycle leaked it.
 //! Goblin needs no context outside a call, so it allocates nothing that outlives one.
@@ -13,22 +14,19 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use redis_module::raw;
 
 use super::probe::info_fields;
-use super::register::LoadCtx;
-use super::Arg;
+use super::register::{LoadCtx, ModuleSpec, Setting};
+use super::{Arg, Ctx};
 
-/// The module arguments (`loadmodule /path/libgoblin.so allow-unload`).
+/// The module arguments (`loadmodule /path/libgoblin.so allow-unload`): the server's own, and
+/// the settings the module declares (`ModuleSpec::settings`), each with its value.
 #[derive(Debug, PartialEq, Eq)]
 struct Options {
     /// `allow-unload`: let `MODULE UNLOAD` through (see `RedisModule_OnUnload`).
     allow_unload: bool,
     /// `no-stand-ins`: register only the GOBLIN.* commands, none of the native stand-ins.
     stand_ins: bool,
-    /// `fence-margin-ms N`: how far ahead of the clock fencing tokens start when the server
-    /// starts or is promoted (see `super::fence`).
-    fence_margin_ms: i64,
-    /// `fence-clock-offset-ms N`: a shift of the clock fencing tokens are minted from, to test
-    /// a server whose clock is ahead or behind.
-    fence_clock_offset_ms: i64,
+    /// The settings given, by their index in the module's table, with their values.
+    settings: Vec<(usize, i64)>,
 }
 
 impl Default for Options {
@@ -36,49 +34,62 @@ impl Default for Options {
         Options {
             allow_unload: false,
             stand_ins: true,
-            fence_margin_ms: super::fence::DEFAULT_MARGIN_MS,
-            fence_clock_offset_ms: 0,
+            settings: Vec::new(),
         }
     }
 }
 
 impl Options {
-    fn parse<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Result<Options, String> {
+    fn parse<'a>(
+        args: impl IntoIterator<Item = &'a [u8]>,
+        settings: &[Setting],
+    ) -> Result<Options, String> {
         let mut options = Options::default();
         let mut args = args.into_iter();
-        let milliseconds = |name: &str, value: Option<&[u8]>, least: i64| {
-            let value = value.ok_or_else(|| format!("module argument {name} needs a value"))?;
-            std::str::from_utf8(value)
-                .ok()
-                .and_then(|text| text.parse::<i64>().ok())
-                .filter(|ms| *ms >= least && ms.unsigned_abs() < 1 << 40)
-                .ok_or_else(|| {
-                    format!(
-                        "module argument {name}: {:?} is not a number of milliseconds of at least {least}",
-                        String::from_utf8_lossy(value)
-                    )
-                })
-        };
         while let Some(arg) = args.next() {
             if arg.eq_ignore_ascii_case(b"allow-unload") {
                 options.allow_unload = true;
             } else if arg.eq_ignore_ascii_case(b"no-stand-ins") {
                 options.stand_ins = false;
-            } else if arg.eq_ignore_ascii_case(b"fence-margin-ms") {
-                options.fence_margin_ms = milliseconds("fence-margin-ms", args.next(), 0)?;
-            } else if arg.eq_ignore_ascii_case(b"fence-clock-offset-ms") {
-                options.fence_clock_offset_ms =
-                    milliseconds("fence-clock-offset-ms", args.next(), -(1 << 40))?;
+            } else if let Some(index) = settings
+                .iter()
+                .position(|setting| arg.eq_ignore_ascii_case(setting.name.as_bytes()))
+            {
+                let setting = &settings[index];
+                let value = milliseconds(setting, args.next())?;
+                options.settings.push((index, value));
             } else {
+                let known: Vec<String> = ["allow-unload", "no-stand-ins"]
+                    .into_iter()
+                    .map(String::from)
+                    .chain(settings.iter().map(|setting| format!("{} N", setting.name)))
+                    .collect();
                 return Err(format!(
-                    "unknown module argument {:?} (Goblin knows allow-unload, no-stand-ins, \
-                     fence-margin-ms N and fence-clock-offset-ms N)",
-                    String::from_utf8_lossy(arg)
+                    "unknown module argument {:?} (Goblin knows {})",
+                    String::from_utf8_lossy(arg),
+                    known.join(", ")
                 ));
             }
         }
         Ok(options)
     }
+}
+
+/// A setting's value: whole milliseconds, at least its least, below 2^40 in size.
+fn milliseconds(setting: &Setting, value: Option<&[u8]>) -> Result<i64, String> {
+    let name = setting.name;
+    let value = value.ok_or_else(|| format!("module argument {name} needs a value"))?;
+    std::str::from_utf8(value)
+        .ok()
+        .and_then(|text| text.parse::<i64>().ok())
+        .filter(|ms| *ms >= setting.least && ms.unsigned_abs() < 1 << 40)
+        .ok_or_else(|| {
+            format!(
+                "module argument {name}: {:?} is not a number of milliseconds of at least {}",
+                String::from_utf8_lossy(value),
+                setting.least
+            )
+        })
 }
 
 static ALLOW_UNLOAD: AtomicBool = AtomicBool::new(false);
@@ -101,17 +112,52 @@ fn commands_processed(ctx: *mut raw::RedisModuleCtx) -> Option<i64> {
     fields.into_iter().next().flatten()?.parse().ok()
 }
 
-/// The server calls this once when it loads the module.
+/// The module's entry points for the server, `RedisModule_OnLoad` and `RedisModule_OnUnload`,
+/// loading `$module` (a `ModuleSpec`): `lib.rs` hands its description to this layer so, as
+/// redismodule-rs's `redis_module!` does, and `server/` names nothing above it.
+macro_rules! entry_points {
+    ($module:path) => {
+        /// The server calls this once when it loads the module.
+        ///
+        /// # Safety
+        /// Called by the server only, with its context and `argc` live argument strings.
+        #[no_mangle]
+        #[allow(unsafe_code)]
+        pub unsafe extern "C" fn RedisModule_OnLoad(
+            ctx: *mut redis_module::raw::RedisModuleCtx,
+            argv: *mut *mut redis_module::raw::RedisModuleString,
+            argc: std::ffi::c_int,
+        ) -> std::ffi::c_int {
+            // SAFETY: the server's own call, passed on as it came.
+            unsafe { $crate::server::on_load(ctx, argv, argc, &$module) }
+        }
+
+        /// The server calls this on `MODULE UNLOAD` (see `server::on_unload`).
+        ///
+        /// # Safety
+        /// Called by the server only, with its context.
+        #[no_mangle]
+        #[allow(unsafe_code)]
+        pub unsafe extern "C" fn RedisModule_OnUnload(
+            ctx: *mut redis_module::raw::RedisModuleCtx,
+        ) -> std::ffi::c_int {
+            // SAFETY: the server's own call, passed on as it came.
+            unsafe { $crate::server::on_unload(ctx) }
+        }
+    };
+}
+pub(crate) use entry_points;
+
+/// `RedisModule_OnLoad` for `module`.
 ///
 /// # Safety
-/// Called by the server only, with its context and `argc` live argument strings.
-#[no_mangle]
-pub unsafe extern "C" fn RedisModule_OnLoad(
+/// The server's load call: its context and `argc` live argument strings.
+pub unsafe fn on_load(
     ctx: *mut raw::RedisModuleCtx,
     argv: *mut *mut raw::RedisModuleString,
     argc: c_int,
+    module: &'static ModuleSpec,
 ) -> c_int {
-    let module = &crate::MODULE;
     // Nothing may allocate before this: the allocator is the server's, reached through the
     // function pointers that Init fills in.
     // SAFETY: the server's context; a static name.
@@ -130,7 +176,7 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
     // SAFETY: the server passes `argc` live, non-NULL strings for the duration of this call.
     let args = unsafe { Arg::view(argv, argc) };
     let loaded = catch_unwind(AssertUnwindSafe(|| -> Result<(), String> {
-        let options = Options::parse(args.iter().map(|arg| arg.as_bytes()))?;
+        let options = Options::parse(args.iter().map(|arg| arg.as_bytes()), module.settings)?;
         super::host::detect(ctx);
         super::ctx::make_words(ctx);
         if !super::long_double::init() {
@@ -142,10 +188,17 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
         super::register::register(&load, module, choices)?;
         // The last step that can fail, as nothing may fail after it subscribes (see `watch`).
         super::config::watch(ctx)?;
+        super::info::remember(module);
         super::blocking::subscribe(ctx, module.waiting);
         follow_shutdown(ctx);
-        super::fence::start(ctx, options.fence_margin_ms, options.fence_clock_offset_ms);
-        // After the fencing tokens' start, which a migration's import moves on.
+        follow_promotions(ctx);
+        for &(index, value) in &options.settings {
+            (module.settings[index].apply)(value);
+        }
+        if let Some(load) = std::ptr::NonNull::new(ctx).map(Ctx::new) {
+            (module.loaded)(&load);
+        }
+        // After the fencing tokens' start (`loaded`), which a migration's import moves on.
         super::migration::follow(ctx);
         ALLOW_UNLOAD.store(options.allow_unload, Ordering::Relaxed);
         // After every call the load makes (`watch` reads CONFIG), which the server counts.
@@ -162,6 +215,41 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
             load.log_warning("goblin: not loaded: internal error while loading");
             raw::REDISMODULE_ERR as c_int
         }
+    }
+}
+
+/// The server's role-change event: a replica promoted tells the module (`ModuleSpec::promoted`).
+unsafe extern "C" fn on_role_change(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut std::ffi::c_void,
+) {
+    if subevent != raw::REDISMODULE_EVENT_REPLROLECHANGED_NOW_MASTER {
+        return;
+    }
+    if let (Some(ctx), Some(module)) = (
+        std::ptr::NonNull::new(ctx).map(Ctx::new),
+        super::info::loaded(),
+    ) {
+        (module.promoted)(&ctx);
+    }
+}
+
+/// Follows replica promotions. Load time, among the last steps, which cannot fail it: a
+/// refusal is logged (the module then hears of no promotion).
+fn follow_promotions(ctx: *mut raw::RedisModuleCtx) {
+    let followed = super::subscribe(
+        ctx,
+        raw::REDISMODULE_EVENT_REPLICATION_ROLE_CHANGED,
+        on_role_change,
+    );
+    if !followed {
+        super::log(
+            ctx,
+            c"warning",
+            "goblin: could not follow replica promotions",
+        );
     }
 }
 
@@ -208,9 +296,8 @@ fn follow_shutdown(ctx: *mut raw::RedisModuleCtx) {
 /// frees the commands, their docs and the INFO callback it registered.
 ///
 /// # Safety
-/// Called by the server only, with its context.
-#[no_mangle]
-pub unsafe extern "C" fn RedisModule_OnUnload(ctx: *mut raw::RedisModuleCtx) -> c_int {
+/// The server's unload call, with its context.
+pub unsafe fn on_unload(ctx: *mut raw::RedisModuleCtx) -> c_int {
     if SHUTTING_DOWN.load(Ordering::Relaxed) {
         // The server exits: no queued or paused call can run any more (Valkey 9.1 unloads
         // every module at a clean shutdown).
@@ -241,48 +328,61 @@ pub(super) fn c_message(message: &str) -> CString {
 mod tests {
     use super::*;
 
+    fn margin(_: i64) {}
+
+    const SETTINGS: &[Setting] = &[Setting {
+        name: "fence-margin-ms",
+        least: 0,
+        apply: margin,
+    }];
+
+    fn parse<'a>(args: impl IntoIterator<Item = &'a [u8]>) -> Result<Options, String> {
+        Options::parse(args, SETTINGS)
+    }
+
     #[test]
     fn no_arguments_refuse_unload() {
-        assert_eq!(Options::parse([]), Ok(Options::default()));
+        assert_eq!(parse([]), Ok(Options::default()));
     }
 
     #[test]
     fn allow_unload_in_any_case() {
         for arg in [&b"allow-unload"[..], b"ALLOW-UNLOAD"] {
-            assert!(Options::parse([arg]).unwrap().allow_unload);
+            assert!(parse([arg]).unwrap().allow_unload);
         }
     }
 
     #[test]
     fn no_stand_ins_in_any_case() {
-        assert!(Options::parse([]).unwrap().stand_ins);
+        assert!(parse([]).unwrap().stand_ins);
         for arg in [&b"no-stand-ins"[..], b"NO-STAND-INS"] {
-            assert!(!Options::parse([arg]).unwrap().stand_ins);
+            assert!(!parse([arg]).unwrap().stand_ins);
         }
     }
 
     #[test]
-    fn fence_settings_take_milliseconds() {
-        let options = Options::parse([&b"fence-margin-ms"[..], b"2500"]).unwrap();
-        assert_eq!(options.fence_margin_ms, 2500);
-        let options =
-            Options::parse([&b"FENCE-CLOCK-OFFSET-MS"[..], b"-3000", b"allow-unload"]).unwrap();
+    fn settings_take_milliseconds() {
+        let options = parse([&b"FENCE-MARGIN-MS"[..], b"2500", b"allow-unload"]).unwrap();
         assert_eq!(
-            (options.fence_clock_offset_ms, options.allow_unload),
-            (-3000, true)
+            (options.settings, options.allow_unload),
+            (vec![(0, 2500)], true)
         );
         for bad in [
             &[&b"fence-margin-ms"[..]][..],
             &[b"fence-margin-ms", b"-1"],
             &[b"fence-margin-ms", b"1.5"],
+            &[b"fence-margin-ms", b"1099511627776"],
         ] {
-            assert!(Options::parse(bad.iter().copied()).is_err(), "{bad:?}");
+            assert!(parse(bad.iter().copied()).is_err(), "{bad:?}");
         }
     }
 
     #[test]
-    fn unknown_arguments_stop_the_load() {
-        let error = Options::parse([&b"allow_unload"[..]]).unwrap_err();
+    fn unknown_arguments_stop_the_load_and_say_what_is_known() {
+        let error = parse([&b"allow_unload"[..]]).unwrap_err();
         assert!(error.contains("allow_unload"), "{error}");
+        assert!(error.contains("fence-margin-ms N"), "{error}");
+        let error = parse([&b"fence-clock-offset-ms"[..], b"-200"]).unwrap_err();
+        assert!(error.contains("unknown module argument"), "{error}");
     }
 }

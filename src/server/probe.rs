@@ -6,7 +6,7 @@ use std::ffi::{c_int, CStr};
 use redis_module::raw;
 
 use super::api::{api, optional_api};
-use crate::error::CommandError;
+use super::error::CommandError;
 
 extern "C" {
     /// The calling thread's `errno` (glibc and musl): how `RedisModule_Call` says why it

@@ -26,6 +26,24 @@ pub struct ModuleSpec {
     pub waiting: &'static dyn super::Waiting,
     /// `INFO goblin` fields read when asked.
     pub gauges: &'static [Gauge],
+    /// The module arguments that take milliseconds, beyond the server's own (`allow-unload`,
+    /// `no-stand-ins`).
+    pub settings: &'static [Setting],
+    /// Called once the load can no longer fail, with a context for its clock.
+    pub loaded: fn(&super::Ctx),
+    /// Called when this server, a replica, is promoted to primary.
+    pub promoted: fn(&super::Ctx),
+    /// Called when this server took over slots another node served (Valkey's atomic slot
+    /// migration, imported and handed over).
+    pub took_over: fn(&super::Ctx),
+}
+
+/// A module argument `name N`: milliseconds, at least `least` and below 2^40 in size, handed
+/// to `apply` at load.
+pub struct Setting {
+    pub name: &'static str,
+    pub least: i64,
+    pub apply: fn(i64),
 }
 
 /// An `INFO goblin` field read when asked: its name after the `goblin_` prefix, and its reader.

@@ -31,7 +31,7 @@ pub enum Reply<'call> {
     /// Nothing now: the client is blocked, and the server replies when it is woken.
     Blocked,
     /// An error reply, for a waiter's reply (a command's own errors are its `Err`).
-    Error(crate::error::CommandError),
+    Error(super::error::CommandError),
 }
 
 impl Reply<'_> {

@@ -50,6 +50,7 @@ pub mod resp;
 pub use resp::{Conn, Reply};
 
 pub mod fenced;
+pub mod memory;
 
 mod replica;
 pub use replica::{dataset, replication_errors, snapshot, KeyState};
@@ -113,6 +114,52 @@ pub fn venv_tool(venv: &str, tool: &str) -> PathBuf {
 
 mod servers;
 pub use servers::{redis810_with_gcra, Family, Flavor};
+
+/// The process's soft limit on open descriptors raised to its hard limit (`ulimit -Hn`), which
+/// it returns, and which a server started from here inherits too: for the tests and the
+/// benchmark that open thousands of connections.
+pub fn raise_open_files_limit() -> u64 {
+    let limits = std::fs::read_to_string("/proc/self/limits").expect("/proc/self/limits");
+    let hard: u64 = limits
+        .lines()
+        .find(|line| line.starts_with("Max open files"))
+        .and_then(|line| line.split_whitespace().nth(4))
+        .and_then(|hard| hard.parse().ok())
+        .expect("the hard limit on open files");
+    let status = Command::new("prlimit")
+        .args(["--pid", &std::process::id().to_string()])
+        .arg(format!("--nofile={hard}:{hard}"))
+        .status()
+        .expect("prlimit (util-linux)");
+    assert!(status.success(), "prlimit could not raise the soft limit");
+    hard
+}
+
+/// The module's test build (`--features test-clock-offset`: the module argument
+/// `fence-clock-offset-ms`, which the module users load refuses), built once per test process
+/// into target/test-build (cargo finds it fresh at once when nothing changed).
+pub fn test_build_path() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let target = repo_root().join("target/test-build");
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let output = Command::new(cargo)
+                .args(["build", "--release", "--lib", "-p", "goblin"])
+                .args(["--features", "test-clock-offset", "--target-dir"])
+                .arg(&target)
+                .current_dir(repo_root())
+                .output()
+                .expect("run cargo");
+            assert!(
+                output.status.success(),
+                "the test build failed:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            target.join("release/libgoblin.so")
+        })
+        .clone()
+}
 
 pub fn module_path() -> PathBuf {
     let path = std::env::var_os("GOBLIN_MODULE")
@@ -192,6 +239,8 @@ pub struct ServerBuilder {
     with_module: bool,
     /// Arguments of the module's own (`loadmodule path ARGS`).
     module_args: Vec<String>,
+    /// Load the module's test build (`test_build_path`) instead of the module users load.
+    test_build: bool,
     dir: Option<PathBuf>,
     cluster: bool,
     replica: bool,
@@ -218,6 +267,13 @@ impl ServerBuilder {
     /// The module's own arguments, after its path (`fence-margin-ms 200`).
     pub fn module_args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
         self.module_args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Loads the module's test build (`test_build_path`): for the module arguments only tests
+    /// have (`fence-clock-offset-ms`).
+    pub fn test_build(mut self) -> Self {
+        self.test_build = true;
         self
     }
 
@@ -303,7 +359,12 @@ impl ServerBuilder {
                 cmd.args(["--save", "", "--appendonly", "no"]);
             }
             if self.with_module {
-                cmd.args(["--loadmodule", module_path().to_str().expect("utf-8 path")])
+                let module = if self.test_build {
+                    test_build_path()
+                } else {
+                    module_path()
+                };
+                cmd.args(["--loadmodule", module.to_str().expect("utf-8 path")])
                     .args(&self.module_args);
             }
             if self.replica {
@@ -362,6 +423,7 @@ impl Server {
             config_file: None,
             with_module: true,
             module_args: Vec::new(),
+            test_build: false,
             dir: None,
             cluster: false,
             replica: true,
@@ -575,6 +637,61 @@ pub fn time_ms(time: &Reply) -> i64 {
 /// The server's clock in milliseconds, now.
 pub fn server_ms(conn: &mut Conn) -> i64 {
     time_ms(&conn.call(&["TIME"]))
+}
+
+/// `INFO <section>`'s lines `<prefix><name>:...<field>=<n>,...`: `n` by name (commandstats'
+/// calls by command, errorstats' counts by error prefix).
+pub fn info_counts(
+    conn: &mut Conn,
+    section: &str,
+    prefix: &str,
+    field: &str,
+) -> std::collections::BTreeMap<String, u64> {
+    let wanted = format!("{field}=");
+    let info = conn.call(&["INFO", section]).text();
+    info.lines()
+        .filter_map(|line| {
+            let (name, stats) = line.strip_prefix(prefix)?.split_once(':')?;
+            let n = stats
+                .split(',')
+                .find_map(|pair| pair.strip_prefix(&wanted)?.trim().parse().ok())?;
+            Some((name.to_string(), n))
+        })
+        .collect()
+}
+
+/// `INFO commandstats`: calls by command name, lowercase as the server lists them (a
+/// subcommand as `script|load`).
+pub fn command_calls(conn: &mut Conn) -> std::collections::BTreeMap<String, u64> {
+    info_counts(conn, "commandstats", "cmdstat_", "calls")
+}
+
+/// `INFO errorstats`: error replies by prefix (`MOVED`, `ERR`, ...).
+pub fn error_counts(conn: &mut Conn) -> std::collections::BTreeMap<String, u64> {
+    info_counts(conn, "errorstats", "errorstat_", "count")
+}
+
+/// The commandstats (calls) and errorstats (counts) of `servers`, summed.
+pub fn summed_stats(
+    servers: &[&Server],
+) -> (
+    std::collections::BTreeMap<String, u64>,
+    std::collections::BTreeMap<String, u64>,
+) {
+    let (mut calls, mut errors) = (
+        std::collections::BTreeMap::new(),
+        std::collections::BTreeMap::new(),
+    );
+    for server in servers {
+        let mut conn = server.conn();
+        for (name, n) in command_calls(&mut conn) {
+            *calls.entry(name).or_default() += n;
+        }
+        for (name, n) in error_counts(&mut conn) {
+            *errors.entry(name).or_default() += n;
+        }
+    }
+    (calls, errors)
 }
 
 pub fn info_field(conn: &mut Conn, section: &str, field: &str) -> String {

@@ -72,7 +72,9 @@ pub fn serve_and_check(
                         }
                     }
                     State::OutOfMemory => assert!(out_of_memory, "{plan:?}"),
-                    State::ClockBehind => panic!("the plan mints no token: {plan:?}"),
+                    State::ClockBehind | State::InvalidExpire => {
+                        panic!("the plan writes no grant: {plan:?}")
+                    }
                     State::Waiting => panic!("served as waiting: {plan:?}"),
                 }
             }

@@ -7,7 +7,8 @@
 //! -> 1 extended, 0 not held by token
 //! ```
 
-use super::lock::lease_ms;
+use super::lease_ms;
+use crate::commands::fence_arg;
 use crate::effects;
 use crate::error::CommandError;
 use crate::fencing::{self, Fence, Holder};
@@ -44,10 +45,7 @@ impl Command for GoblinExtend {
             ArgDoc::string(c"token"),
             ArgDoc::integer(c"milliseconds"),
             ArgDoc::pure_token(c"replace", "REPLACE").optional(),
-            ArgDoc::pure_token(c"fence", "FENCE")
-                .since(c"0.4.0")
-                .summary(c"Reply the holder's fencing token instead of 1.")
-                .optional(),
+            fence_arg(c"Reply the holder's fencing token instead of 1."),
         ],
         stats: &STATS,
         info_name: "extend",

@@ -11,7 +11,8 @@
 
 use goblin_core::waitlist::Want;
 
-use super::lock::{fence_option, lock_lease_ms, take_now, LockArgs};
+use super::{fence_option, lock_lease_ms, take_now, LockArgs};
+use crate::commands::fence_arg;
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
@@ -43,10 +44,7 @@ impl Command for GoblinBlock {
             ArgDoc::string(c"token"),
             ArgDoc::integer(c"milliseconds"),
             ArgDoc::double(c"timeout"),
-            ArgDoc::pure_token(c"fence", "FENCE")
-                .since(c"0.4.0")
-                .summary(c"Reply the grant's fencing token instead of OK.")
-                .optional(),
+            fence_arg(c"Reply the grant's fencing token instead of OK."),
         ],
         stats: &STATS,
         info_name: "block",

@@ -13,6 +13,8 @@
 //! Whether a token can be minted is asked before anything is written (`Fence::asked`): a call
 //! that cannot mint one writes nothing.
 
+pub mod clock;
+
 use goblin_core::decimal::{parse_integer, Decimal};
 use goblin_core::fence::token_key;
 
@@ -87,7 +89,7 @@ pub struct Fence<'c, 'a> {
 
 impl<'c, 'a> Fence<'c, 'a> {
     /// The tokens of `key` and its `holder`, read, and checked that one can be minted here now
-    /// (`Ctx::check_fence`), when the call `asked` for one (`FENCE`): what a command does before
+    /// (`clock::check`), when the call `asked` for one (`FENCE`): what a command does before
     /// it writes anything. An error for a key whose slot no key of the module's can share.
     pub fn asked(
         ctx: &'c Ctx,
@@ -109,7 +111,7 @@ impl<'c, 'a> Fence<'c, 'a> {
             latest,
             own,
         };
-        ctx.check_fence(fence.stored())?;
+        clock::check(ctx, fence.stored())?;
         Ok(Some(fence))
     }
 
@@ -132,7 +134,7 @@ impl<'c, 'a> Fence<'c, 'a> {
 
     /// A new token, above those stored and every one minted on this server. Nothing is kept.
     pub fn mint(&self, ctx: &Ctx) -> i64 {
-        ctx.mint_fence(self.stored())
+        clock::mint(ctx, self.stored())
     }
 
     /// The token of a grant lasting until `at_ms` (`None`: no lease), kept as long: the holder's

@@ -5,7 +5,7 @@
 //! -> [count, ttl_ms]      [0, -2] for a missing key
 //! ```
 
-use super::fwindow::standing;
+use super::standing;
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;

@@ -9,14 +9,14 @@
 //! -> [admitted, previous, previous_ttl_ms, current, current_ttl_ms]
 //! ```
 
-use goblin_core::swindow::{self, Stored, View};
+use goblin_core::swindow;
 
+use super::{stored, window_ms};
 use crate::effects;
-use crate::error::swindow::{NOT_A_COUNTER, WINDOW_RANGE};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
+use crate::server::{Arg, Args, Ctx, Reply};
 
 pub struct GoblinSwindow;
 
@@ -29,42 +29,6 @@ pub struct SwindowArgs<'call> {
     window_ms: i64,
     limit: i64,
     cost: i64,
-}
-
-/// The window argument: seconds, as whole milliseconds rounded up.
-pub(crate) fn window_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
-    let seconds = arg.to_finite_f64()?;
-    if seconds <= 0.0 {
-        return Err(WINDOW_RANGE);
-    }
-    // Longer than the millisecond clock: no expiry could be armed for it.
-    swindow::window_ms(seconds).ok_or(CommandError::InvalidExpire)
-}
-
-/// The counts a key holds: `None` for a missing key.
-pub(crate) fn stored(key: Option<&Key<'_>>) -> Result<Option<Stored>, CommandError> {
-    let Some(key) = key else {
-        return Ok(None);
-    };
-    match key.kind() {
-        KeyKind::Empty => Ok(None),
-        KeyKind::String => key
-            .string()
-            .and_then(Stored::parse)
-            .map(Some)
-            .ok_or(NOT_A_COUNTER),
-        KeyKind::SortedSet | KeyKind::Other => Err(CommandError::WrongType),
-    }
-}
-
-/// The windows as a reply: `[previous, previous_ttl_ms, current, current_ttl_ms]`.
-pub(crate) fn counts<'call>(view: &View) -> [Reply<'call>; 4] {
-    [
-        Reply::Int(view.previous),
-        Reply::Int(view.previous_ttl_ms),
-        Reply::Int(view.current),
-        Reply::Int(view.current_ttl_ms),
-    ]
 }
 
 impl Command for GoblinSwindow {

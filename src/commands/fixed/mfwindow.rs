@@ -13,8 +13,8 @@
 use goblin_core::fwindow::{self, Group};
 use smallvec::SmallVec;
 
-use super::fwindow::{standing, window_ms};
-use super::{KeyIndex, INLINE};
+use super::{standing, window_ms};
+use crate::commands::{counted_groups, Counted, INLINE};
 use crate::effects;
 use crate::error::{mfwindow::NUMWINDOWS, CommandError};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -72,40 +72,22 @@ impl Command for GoblinMfwindow {
     type Args<'call> = MfwindowArgs<'call>;
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<MfwindowArgs<'call>, CommandError> {
-        let count = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
-        let count = usize::try_from(count)
-            .ok()
-            .filter(|count| *count > 0)
-            .ok_or(NUMWINDOWS)?;
-        // As ZUNION's numkeys: more than the arguments hold is a syntax error.
-        if count
-            .checked_mul(WINDOW_WORDS)
-            .is_none_or(|words| words > args.remaining())
-        {
-            return Err(CommandError::Syntax);
-        }
-        let mut index = KeyIndex::new(count);
-        let mut groups = SmallVec::with_capacity(count);
-        for _ in 0..count {
-            let key = args.next()?;
-            let window_ms = window_ms(args.next()?)?;
-            let limit = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
-            groups.push(Group {
-                key: index.index(key),
-                window_ms,
-                limit,
-            });
-        }
+        let Counted { keys, groups } =
+            counted_groups(&mut args, WINDOW_WORDS, NUMWINDOWS, |key, args| {
+                let window_ms = window_ms(args.next()?)?;
+                let limit = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
+                Ok(Group {
+                    key,
+                    window_ms,
+                    limit,
+                })
+            })?;
         let by = match args.rest() {
             [] => 1,
             [option, value] if option.is("BY") => value.to_i64().ok_or(CommandError::NotInteger)?,
             _ => return Err(CommandError::Syntax),
         };
-        Ok(MfwindowArgs {
-            keys: index.keys,
-            groups,
-            by,
-        })
+        Ok(MfwindowArgs { keys, groups, by })
     }
 
     fn run<'call>(

@@ -12,14 +12,14 @@
 //! `GCRASETVALUE`; a string that is not a TAT is an error. The algorithm is
 //! `goblin_core::gcra`.
 
-use goblin_core::gcra::{decide, read_tat, Limits, Throttle};
+use goblin_core::gcra::Limits;
 
-use crate::effects;
-use crate::error::gcra::{MISSING_TOKENS, MUST_BE_POSITIVE, PERIOD_RANGE};
+use super::{parse_limits, throttle_key};
+use crate::error::gcra::MISSING_TOKENS;
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
+use crate::server::{Arg, Args, Ctx, Reply};
 
 pub struct GoblinGcra;
 
@@ -30,59 +30,6 @@ static LIMITED: Counter = Counter::new();
 pub struct GcraArgs<'call> {
     key: Arg<'call>,
     limits: Limits,
-}
-
-/// `max_burst tokens_per_period period`, checked in that order with GCRA's errors; the cost 1.
-pub(crate) fn parse_limits(
-    max_burst: Arg<'_>,
-    tokens_per_period: Arg<'_>,
-    period: Arg<'_>,
-) -> Result<Limits, CommandError> {
-    let max_burst = max_burst
-        .to_i64()
-        .filter(|value| *value >= 0)
-        .ok_or(MUST_BE_POSITIVE)?;
-    let tokens_per_period = tokens_per_period.to_count()?;
-    let period = period.to_f64_as_redis().ok_or(CommandError::NotFloat)?;
-    if !(period > 0.0 && period < 1e12) {
-        return Err(PERIOD_RANGE);
-    }
-    Ok(Limits {
-        capacity: Limits::capacity_of(max_burst),
-        tokens_per_period,
-        period,
-        cost: 1,
-    })
-}
-
-/// The TAT a key holds: none for a missing key, an error for a string that is not one or a
-/// key of another type.
-pub(crate) fn tat_of(key: &Key<'_>) -> Result<Option<i64>, CommandError> {
-    match key.kind() {
-        KeyKind::Empty => Ok(None),
-        KeyKind::String => Ok(Some(read_tat(key.string().unwrap_or_default())?)),
-        KeyKind::SortedSet | KeyKind::Other => Err(CommandError::WrongType),
-    }
-}
-
-/// GCRA's clock: the server's command-time snapshot, a whole millisecond, in microseconds.
-pub(crate) fn gcra_now(ctx: &Ctx) -> i64 {
-    ctx.now_ms().saturating_mul(1000)
-}
-
-/// One request against the TAT at `name`, decided and, when allowed, stored: GOBLIN.GCRA's
-/// call, and GOBLIN.MGCRA's with one policy.
-pub(crate) fn throttle_key(
-    ctx: &Ctx,
-    name: Arg<'_>,
-    limits: &Limits,
-) -> Result<Throttle, CommandError> {
-    let mut key = ctx.open_key(name);
-    let decision = decide(tat_of(&key)?, limits, gcra_now(ctx))?;
-    if let Some(tat) = decision.new_tat {
-        effects::tat_stored(ctx, &mut key, tat);
-    }
-    Ok(decision.throttle)
 }
 
 impl Command for GoblinGcra {

@@ -15,8 +15,8 @@ use goblin_core::gcra::Limits;
 use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
-use super::gcra::{gcra_now, parse_limits, tat_of, throttle_key};
-use super::{KeyIndex, INLINE};
+use super::{gcra_now, parse_limits, tat_of, throttle_key};
+use crate::commands::{counted_groups, Counted, INLINE};
 use crate::effects::{self, Deletion};
 use crate::error::gcra::MISSING_TOKENS;
 use crate::error::{mgcra::NUMPOLICIES, CommandError, AT_LEAST_ONE};
@@ -91,28 +91,13 @@ impl Command for GoblinMgcra {
     type Args<'call> = MgcraArgs<'call>;
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<MgcraArgs<'call>, CommandError> {
-        let count = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
-        let count = usize::try_from(count)
-            .ok()
-            .filter(|count| *count > 0)
-            .ok_or(NUMPOLICIES)?;
-        // As ZUNION's numkeys: more than the arguments hold is a syntax error.
-        if count
-            .checked_mul(POLICY_WORDS)
-            .is_none_or(|words| words > args.remaining())
-        {
-            return Err(CommandError::Syntax);
-        }
-        let mut index = KeyIndex::new(count);
-        let mut policies: SmallVec<[Policy; INLINE]> = SmallVec::with_capacity(count);
-        for _ in 0..count {
-            let key = args.next()?;
+        let Counted {
+            keys,
+            groups: mut policies,
+        } = counted_groups(&mut args, POLICY_WORDS, NUMPOLICIES, |key, args| {
             let limits = parse_limits(args.next()?, args.next()?, args.next()?)?;
-            policies.push(Policy {
-                key: index.index(key),
-                limits,
-            });
-        }
+            Ok(Policy { key, limits })
+        })?;
         let (mut cost, mut mode) = (None, Mode::Hit);
         let mut options = args.rest().iter();
         // Each option once, as SET takes its own: a repeated one is a syntax error.
@@ -144,7 +129,7 @@ impl Command for GoblinMgcra {
             };
         }
         Ok(MgcraArgs {
-            keys: index.keys,
+            keys,
             policies,
             mode,
         })

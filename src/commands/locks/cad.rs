@@ -2,10 +2,11 @@
 //! still holds the caller's token, or gives back a GOBLIN.ZWINDOW lease or permit (the member
 //! `value`) at once instead of waiting for it to age out.
 
-use super::zwindow::{permit_members, twins, PermitOptions, Permits};
+use crate::commands::{permits_arg, separator_arg, PermitOptions};
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
 use crate::fencing;
+use crate::grant::{Permits, Slots};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
@@ -36,16 +37,8 @@ impl Command for GoblinCad {
         args: &[
             ArgDoc::key(c"key"),
             ArgDoc::string(c"value"),
-            ArgDoc::integer(c"permits")
-                .token("PERMITS")
-                .since(c"0.4.0")
-                .summary(c"Give back the permits slots of a holder of several: value and its numbered twins.")
-                .optional(),
-            ArgDoc::string(c"separator")
-                .token("SEPARATOR")
-                .since(c"0.4.0")
-                .summary(c"The slots are named value, separator and the index from 0 (as GOBLIN.ZWINDOW's SEPARATOR).")
-                .optional(),
+            permits_arg(c"Give back the permits slots of a holder of several: value and its numbered twins."),
+            separator_arg(c"The slots are named value, separator and the index from 0 (as GOBLIN.ZWINDOW's SEPARATOR)."),
         ],
         stats: &STATS,
         info_name: "cad",
@@ -88,9 +81,8 @@ impl Command for GoblinCad {
                 holds_token
             }
             KeyKind::SortedSet => {
-                let twins = twins(ctx, args.value, args.permits);
-                let members = permit_members(args.value, args.permits, &twins);
-                let released = effects::release_members(ctx, &mut key, &members);
+                let slots = Slots::of(ctx, args.value, args.permits);
+                let released = effects::release_members(ctx, &mut key, &slots.members());
                 if released {
                     // A lease's holder took its fencing token with it (`FENCE`): it goes too.
                     fencing::lease_released(ctx, args.key, args.value.as_bytes());

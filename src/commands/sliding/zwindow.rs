@@ -11,28 +11,23 @@
 
 use goblin_core::clock::Now;
 use goblin_core::zwindow::cost;
-use goblin_core::zwindow::{self, Admission, WindowExpiry};
+use goblin_core::zwindow::{self, WindowExpiry};
 
+use super::{lease_reply, step, ADMITTED, EVICTED, LEASE_SEPARATOR, REFRESHED, REJECTED};
+use crate::commands::{fence_arg, permits_arg, PermitOptions};
 use crate::effects;
-use crate::error::zwindow::{NOT_COST_ENTRIES, TOO_MANY_PERMITS};
+use crate::error::zwindow::NOT_COST_ENTRIES;
 use crate::error::CommandError;
-use crate::fencing::{self, Fence, Holder};
+use crate::fencing;
+use crate::grant::{self, Permits, Slots};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use smallvec::SmallVec;
-
-use crate::server::{Arg, Args, Ctx, Key, KeyKind, OwnedString, Reply};
+use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
 use crate::waiting;
 
 pub struct GoblinZwindow;
 
 static STATS: CommandStats = CommandStats::new();
-/// Newcomers admitted, holders refreshed, newcomers rejected.
-static ADMITTED: Counter = Counter::new();
-static REFRESHED: Counter = Counter::new();
-static REJECTED: Counter = Counter::new();
-/// Members that left a window, over all calls.
-static EVICTED: Counter = Counter::new();
 /// Calls that took `now` from the server's clock (`*`).
 static SERVER_CLOCK: Counter = Counter::new();
 /// Calls with `COST`.
@@ -79,16 +74,9 @@ impl Command for GoblinZwindow {
             ArgDoc::pure_token(c"xx", "XX")
                 .summary(c"Only renew the slot member holds: never admit it.")
                 .optional(),
-            ArgDoc::integer(c"permits")
-                .token("PERMITS")
-                .since(c"0.4.0")
-                .summary(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins.")
-                .optional(),
-            SEPARATOR_DOC,
-            ArgDoc::pure_token(c"fence", "FENCE")
-                .since(c"0.4.0")
-                .summary(c"Reply a grant's fencing token instead of 1.")
-                .optional(),
+            permits_arg(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins."),
+            LEASE_SEPARATOR,
+            fence_arg(c"Reply a grant's fencing token instead of 1."),
         ],
         stats: &STATS,
         info_name: "zwindow",
@@ -166,8 +154,6 @@ impl Command for GoblinZwindow {
         }
         // One reading of the clock for the expiry and for `*`: the same instant.
         let now_ms = ctx.now_ms();
-        // Computed before the first write, so an invalid expiry leaves the key untouched.
-        let expiry = zwindow::expiry(args.window, now_ms)?;
         if args.now == Now::Server {
             SERVER_CLOCK.add(1);
         }
@@ -175,179 +161,30 @@ impl Command for GoblinZwindow {
         let cutoff = zwindow::cutoff(now, args.window);
         if let Some(cost) = args.cost {
             COSTED.add(1);
+            // Computed before the first write, so an invalid expiry leaves the key untouched.
+            let expiry = zwindow::expiry(args.window, now_ms)?;
             return costed(ctx, &mut key, &args, cost, now, cutoff, expiry);
         }
-        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
-        let twins = twins(ctx, args.member, args.permits);
-        let members = permit_members(args.member, args.permits, &twins);
-        let admission = step(
+        let lease = grant::Lease {
+            member: args.member,
+            window: args.window,
+            permits: args.permits,
+            fence: args.fence,
+        };
+        let asked = lease.ask(ctx, args.key, now_ms)?;
+        let slots = Slots::of(ctx, args.member, args.permits);
+        let granted = step(
             ctx,
             &mut key,
+            &asked,
+            &slots,
             cutoff,
             args.limit,
             now,
-            &members,
             !args.renew_only,
-            expiry,
         );
-        Ok(lease_reply(ctx, fence.as_ref(), admission, expiry))
+        Ok(lease_reply(granted))
     }
-}
-
-/// A lease call's reply: 1 granted, 0 refused; with FENCE, a grant's token instead of 1 (its
-/// own, kept, for a holder renewing), kept until the lease ends.
-pub(crate) fn lease_reply(
-    ctx: &Ctx,
-    fence: Option<&Fence<'_, '_>>,
-    admission: Admission,
-    expiry: WindowExpiry,
-) -> Reply<'static> {
-    match (fence, admission) {
-        (_, Admission::Rejected) => Reply::Int(0),
-        (None, _) => Reply::Int(1),
-        (Some(fence), admission) => {
-            let renewal = matches!(admission, Admission::Refreshed(_));
-            let at_ms = match expiry {
-                WindowExpiry::At(at_ms) => Some(at_ms),
-                // A window of 0 or less keeps nothing: its grant is gone as it is made.
-                WindowExpiry::Immediately => return Reply::Int(fence.mint(ctx)),
-            };
-            Reply::Int(fence.grant(ctx, renewal, at_ms))
-        }
-    }
-}
-
-/// `SEPARATOR sep` as COMMAND DOCS gives it, for GOBLIN.ZWINDOW and GOBLIN.BZWINDOW alike.
-pub(crate) const SEPARATOR_DOC: ArgDoc = ArgDoc::string(c"separator")
-    .token("SEPARATOR")
-    .since(c"0.4.0")
-    .summary(c"Name every slot member, separator and its index from 0 (redis-semaphore's names), instead of member and its numbered twins.")
-    .optional();
-
-/// `PERMITS n` and `SEPARATOR sep` as the lease commands parse them: each once, in any order
-/// among their other options.
-#[derive(Default)]
-pub(crate) struct PermitOptions<'call> {
-    count: Option<usize>,
-    separator: Option<Arg<'call>>,
-}
-
-impl<'call> PermitOptions<'call> {
-    /// Takes `option value` if it is `PERMITS n` or `SEPARATOR sep`, not given before: whether
-    /// it was one of them.
-    pub fn take(&mut self, option: Arg<'_>, value: Arg<'call>) -> Result<bool, CommandError> {
-        if option.is("PERMITS") && self.count.is_none() {
-            self.count = Some(permit_count(value)?);
-            Ok(true)
-        } else if option.is("SEPARATOR") && self.separator.is_none() {
-            self.separator = Some(value);
-            Ok(true)
-        } else {
-            Ok(false)
-        }
-    }
-
-    /// Whether either was given.
-    pub fn given(&self) -> bool {
-        self.count.is_some() || self.separator.is_some()
-    }
-
-    /// The request's slots: 1 without `PERMITS`.
-    pub fn permits(self) -> Permits<'call> {
-        Permits {
-            count: self.count.unwrap_or(1),
-            separator: self.separator,
-        }
-    }
-}
-
-/// `PERMITS n`: at least 1, as COST's count.
-fn permit_count(arg: Arg<'_>) -> Result<usize, CommandError> {
-    let n = arg.to_count()?;
-    usize::try_from(n)
-        .ok()
-        .filter(|&n| n <= zwindow::MOST_PERMITS)
-        .ok_or(TOO_MANY_PERMITS)
-}
-
-/// `PERMITS n` and `SEPARATOR sep`: how many slots a holder takes, and how they are named
-/// (`zwindow::permit_member`).
-#[derive(Clone, Copy)]
-pub(crate) struct Permits<'call> {
-    pub count: usize,
-    pub separator: Option<Arg<'call>>,
-}
-
-impl Permits<'_> {
-    /// The separator, as a waiter keeps it.
-    pub fn separator_bytes(&self) -> Option<Vec<u8>> {
-        self.separator
-            .map(|separator| separator.as_bytes().to_vec())
-    }
-}
-
-/// The members a request's slots are besides `member` itself, made for this call: its twins
-/// (`member`, NUL, the index: none for one slot), or, with a separator, every slot's name
-/// (`member`, the separator, the index from 0; `member` itself is not one of them).
-pub(crate) fn twins<'c>(
-    ctx: &'c Ctx,
-    member: Arg<'_>,
-    permits: Permits<'_>,
-) -> SmallVec<[OwnedString<'c>; 3]> {
-    let separator = permits.separator.map(|separator| separator.as_bytes());
-    let first = usize::from(separator.is_none());
-    (first..permits.count)
-        .map(|index| ctx.string(&zwindow::permit_member(member.as_bytes(), index, separator)))
-        .collect()
-}
-
-/// Every member a request holds: `member` (unless a separator names every slot), then its
-/// `twins`.
-pub(crate) fn permit_members<'a>(
-    member: Arg<'a>,
-    permits: Permits<'_>,
-    twins: &'a [OwnedString<'_>],
-) -> SmallVec<[Arg<'a>; 4]> {
-    permits
-        .separator
-        .is_none()
-        .then_some(member)
-        .into_iter()
-        .chain(twins.iter().map(OwnedString::arg))
-        .collect()
-}
-
-/// One step without `COST`, after the key's type and the expiry are checked: evicts, then
-/// refreshes a holder or, if `newcomers`, admits one under `limit`, and re-arms the TTL.
-/// `members`: the request's, one per slot (`permit_members`); the first names the holder.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn step<'call>(
-    ctx: &'call Ctx,
-    key: &mut Key<'call>,
-    cutoff: f64,
-    limit: i64,
-    now: f64,
-    members: &[Arg<'_>],
-    newcomers: bool,
-    expiry: WindowExpiry,
-) -> Admission {
-    let eviction = effects::evict(ctx, key, cutoff);
-    EVICTED.add(eviction.count as u64);
-    // With no room for newcomers, only a member holding its slot is granted (a refresh).
-    let limit = if newcomers { limit } else { 0 };
-    let Some(&holder) = members.first() else {
-        return Admission::Rejected;
-    };
-    let admission = match zwindow::seat(key, &eviction, cutoff, limit, &holder, members.len()) {
-        None => Admission::Rejected,
-        Some(seat) => Admission::of(seat, effects::admitted(ctx, key, now, members, expiry)),
-    };
-    match admission {
-        Admission::Admitted(_) => ADMITTED.add(1),
-        Admission::Refreshed(_) => REFRESHED.add(1),
-        Admission::Rejected => REJECTED.add(1),
-    }
-    admission
 }
 
 /// A call with `COST cost`: a request dearer than the limit is refused before anything is

@@ -14,11 +14,11 @@ use goblin_core::clock::Now;
 use goblin_core::waitlist::Want;
 use goblin_core::zwindow;
 
-use super::zwindow::{
-    lease_reply, permit_members, step, twins, PermitOptions, Permits, SEPARATOR_DOC,
-};
+use super::{lease_reply, step, LEASE_SEPARATOR};
+use crate::commands::{fence_arg, permits_arg, PermitOptions};
 use crate::error::CommandError;
-use crate::fencing::{self, Fence, Holder};
+use crate::fencing;
+use crate::grant::{self, Permits, Slots};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
@@ -57,16 +57,9 @@ impl Command for GoblinBzwindow {
             ArgDoc::integer(c"limit"),
             ArgDoc::string(c"member"),
             ArgDoc::double(c"timeout"),
-            ArgDoc::integer(c"permits")
-                .token("PERMITS")
-                .since(c"0.4.0")
-                .summary(c"Wait for permits slots at once, all or nothing: member and its numbered twins.")
-                .optional(),
-            SEPARATOR_DOC,
-            ArgDoc::pure_token(c"fence", "FENCE")
-                .since(c"0.4.0")
-                .summary(c"Reply the grant's fencing token instead of 1.")
-                .optional(),
+            permits_arg(c"Wait for permits slots at once, all or nothing: member and its numbered twins."),
+            LEASE_SEPARATOR,
+            fence_arg(c"Reply the grant's fencing token instead of 1."),
         ],
         stats: &STATS,
         info_name: "bzwindow",
@@ -120,19 +113,21 @@ impl Command for GoblinBzwindow {
             return Err(CommandError::WrongType);
         }
         let now_ms = ctx.now_ms();
-        let expiry = zwindow::expiry(args.window, now_ms)?;
         let now = Now::Server.resolve(now_ms);
         let cutoff = zwindow::cutoff(now, args.window);
-        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lease(args.member))?;
-        let twins = twins(ctx, args.member, args.permits);
-        let members = permit_members(args.member, args.permits, &twins);
-        let admission = step(
-            ctx, &mut key, cutoff, args.limit, now, &members, true, expiry,
-        );
+        let lease = grant::Lease {
+            member: args.member,
+            window: args.window,
+            permits: args.permits,
+            fence: args.fence,
+        };
+        let asked = lease.ask(ctx, args.key, now_ms)?;
+        let slots = Slots::of(ctx, args.member, args.permits);
+        let granted = step(ctx, &mut key, &asked, &slots, cutoff, args.limit, now, true);
         drop(key);
-        if admission.granted() {
+        if granted.is_some() {
             GRANTED.add(1);
-            return Ok(lease_reply(ctx, fence.as_ref(), admission, expiry));
+            return Ok(lease_reply(granted));
         }
         if ctx.placement().no_blocking {
             return Ok(Reply::Null);
@@ -142,7 +137,7 @@ impl Command for GoblinBzwindow {
             window: args.window,
             limit: args.limit,
             permits: args.permits.count,
-            separator: args.permits.separator_bytes(),
+            separator: args.permits.separator.map(<[u8]>::to_vec),
             fence: args.fence,
         };
         if !waiting::wait(ctx, args.key, want, args.timeout_ms) {

@@ -8,14 +8,14 @@
 //! -> [count, ttl_ms]
 //! ```
 
-use goblin_core::decimal::parse_integer;
-use goblin_core::fwindow::{self, Hit, Over, Standing};
+use goblin_core::fwindow::{self, Hit, Over};
 
+use super::{standing, window_ms};
 use crate::effects;
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
+use crate::server::{Arg, Args, Ctx, Reply};
 
 pub struct GoblinFwindow;
 
@@ -26,33 +26,6 @@ static OVER: Counter = Counter::new();
 pub struct FwindowArgs<'call> {
     key: Arg<'call>,
     hit: Hit,
-}
-
-/// A window in milliseconds: 0 (none) or more, as SET's PX takes them.
-pub(crate) fn window_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
-    match arg.to_i64() {
-        None => Err(CommandError::NotInteger),
-        Some(ms) if ms < 0 => Err(CommandError::InvalidExpire),
-        Some(ms) => Ok(ms),
-    }
-}
-
-/// The counter at `key` as it stands: its value and the milliseconds its TTL has left.
-pub(crate) fn standing(key: Option<&Key<'_>>) -> Result<Standing, CommandError> {
-    let Some(key) = key else {
-        return Ok(None);
-    };
-    match key.kind() {
-        KeyKind::Empty => Ok(None),
-        KeyKind::String => {
-            let value = key
-                .string()
-                .and_then(parse_integer)
-                .ok_or(CommandError::NotInteger)?;
-            Ok(Some((value, key.ttl_ms())))
-        }
-        KeyKind::SortedSet | KeyKind::Other => Err(CommandError::WrongType),
-    }
 }
 
 impl Command for GoblinFwindow {

@@ -6,7 +6,7 @@
 
 use goblin_core::swindow;
 
-use super::swindow::{counts, stored, window_ms};
+use super::{counts, stored, window_ms};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::CommandStats;

@@ -1,0 +1,43 @@
+//! The fixed-window family, on `goblin_core::increx` and `goblin_core::fwindow`: a counter whose
+//! TTL is armed on the first hit (GOBLIN.INCREX, in seconds), the same in milliseconds with what
+//! a call over its limit does and the time to reset in its reply (GOBLIN.FWINDOW), read only
+//! (GOBLIN.FWSTATS), and several at once, all or nothing (GOBLIN.MFWINDOW). What they share is
+//! here: the window argument, and the counter as it stands.
+
+pub mod fwindow;
+pub mod fwstats;
+pub mod increx;
+pub mod mfwindow;
+
+use goblin_core::decimal::parse_integer;
+use goblin_core::fwindow::Standing;
+
+use crate::error::CommandError;
+use crate::server::{Arg, Key, KeyKind};
+
+/// A window in milliseconds: 0 (none) or more, as SET's PX takes them.
+fn window_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
+    match arg.to_i64() {
+        None => Err(CommandError::NotInteger),
+        Some(ms) if ms < 0 => Err(CommandError::InvalidExpire),
+        Some(ms) => Ok(ms),
+    }
+}
+
+/// The counter at `key` as it stands: its value and the milliseconds its TTL has left.
+fn standing(key: Option<&Key<'_>>) -> Result<Standing, CommandError> {
+    let Some(key) = key else {
+        return Ok(None);
+    };
+    match key.kind() {
+        KeyKind::Empty => Ok(None),
+        KeyKind::String => {
+            let value = key
+                .string()
+                .and_then(parse_integer)
+                .ok_or(CommandError::NotInteger)?;
+            Ok(Some((value, key.ttl_ms())))
+        }
+        KeyKind::SortedSet | KeyKind::Other => Err(CommandError::WrongType),
+    }
+}
