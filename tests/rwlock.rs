@@ -230,6 +230,37 @@ on_every_server! {
         assert_eq!(c.call(&["GET", "k"]), bulk("p"));
     }
 
+    /// A token lock's waiter (GOBLIN.BLOCK) in a readers-writer line waits as a writer, and is
+    /// granted only once the readers' set is gone. A set written by hand with more lapsed leases
+    /// than one eviction takes, and a TTL of its own, goes over the next looks, a millisecond
+    /// apart, before the lock's string is written.
+    fn a_lock_waiting_among_readers_and_writers_waits_for_every_lapsed_lease_to_go(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        assert_eq!(c.call(&["GOBLIN.WLOCK", "doc", "w", "60000"]), ok());
+        let mut lock = waiter(&server, &["GOBLIN.BLOCK", "doc", "l", "60000", "10"]);
+        until_blocked(&mut c, 1);
+        let mut reader = waiter(&server, &["GOBLIN.BRLOCK", "doc", "r", "60000", "10"]);
+        until_blocked(&mut c, 2);
+        let mut lapsed = vec!["ZADD".to_string(), "doc".to_string()];
+        for i in 0..3000 {
+            lapsed.extend([(1000 + i).to_string(), format!("old{i}")]);
+        }
+        c.call(&["MULTI"]);
+        c.call(&["DEL", "doc"]);
+        c.call(&lapsed);
+        c.call(&["PEXPIRE", "doc", "60000"]);
+        let exec = c.call(&["EXEC"]);
+        assert_eq!(exec.array()[1], Reply::Int(3000), "{exec:?}");
+        assert_eq!(lock.reply_within(LONG), Some(ok()));
+        assert_eq!(c.call(&["GET", "doc"]), bulk("l"));
+        assert_eq!(reader.reply_within(QUICK), None, "behind the lock");
+        assert_eq!(c.call(&["GOBLIN.CAD", "doc", "l"]), Reply::Int(1));
+        assert_eq!(reader.reply_within(LONG), Some(ok()));
+        assert_eq!(readers(&mut c, "doc"), ["r"]);
+        assert!(!server.log().contains("internal error"), "{}", server.log());
+    }
+
     /// A waiter that times out, is unblocked or killed gives up its place, nothing is granted
     /// for it, and the readers it held back are let in at once.
     fn a_waiter_that_leaves_lets_those_behind_it_in(flavor: Flavor) {

@@ -221,14 +221,23 @@ pub(crate) fn line_plan(
     out_of_memory: bool,
 ) -> Plan {
     let lapsed = rwlock::lapsed_through(now_ms);
-    if key.kind() == KeyKind::SortedSet {
-        effects::evict(ctx, key, lapsed);
-    }
+    let evicted = (key.kind() == KeyKind::SortedSet).then(|| effects::evict(ctx, key, lapsed));
     let held = match key.kind() {
         KeyKind::Empty => Held::Free,
         KeyKind::String => Held::Writer {
             expires_in_ms: key.ttl_ms(),
         },
+        // More lapsed leases than one eviction takes, and none running: the set is not gone yet
+        // (a waiting lock's string could not be written over it). The rest go on the next look,
+        // a millisecond later.
+        KeyKind::SortedSet
+            if evicted.is_some_and(|eviction| !eviction.complete)
+                && key.count_above(lapsed, 1) == 0 =>
+        {
+            Held::Other {
+                expires_in_ms: Some(0),
+            }
+        }
         KeyKind::SortedSet => Held::Readers {
             live: key.count_above(lapsed, COUNTED),
             next_lapse_in_ms: rwlock::next_lapse_in_ms(key, now_ms),
