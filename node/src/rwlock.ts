@@ -17,7 +17,7 @@
  */
 import { type RedisClient, call } from './client.js'
 import * as commands from './commands.js'
-import { DeadlockError } from './errors.js'
+import { DeadlockError, TimeoutError } from './errors.js'
 import { type Lease, Lock, type LockOptions, checkKey, checkLockClient } from './lock.js'
 import { take } from './waiting.js'
 
@@ -41,12 +41,18 @@ export interface ReadWriteSide {
  * acquiring the read lease while it writes **demotes** it at once; acquiring in its own mode
  * renews. Not reentrant: one `release` releases. `acquire()` and `tryAcquire()`, as a `Mutex`'s,
  * take the write lease.
+ *
+ * An acquire that gives up (`acquireTimeout`, `DeadlockError`) leaves the holder as it was: a
+ * reader whose promotion timed out still reads. An abort of `abortSignal` while an acquire is
+ * under way leaves the holder holding nothing, whatever it held before (the reply the abort cut
+ * off may have promoted, demoted or renewed it): its lease is given back (GOBLIN.RWUNLOCK,
+ * owner-checked), its refresh stopped, and the acquire rejects with the signal's reason.
  */
 export class ReadWriteLock extends Lock {
   protected _kind = 'read-write lock'
   protected _key: string
   protected _client: RedisClient
-  /** The mode the next acquire asks for, and the mode held now. */
+  /** The mode the acquire under way asks for, and the mode held now. */
   private _asking: commands.Mode = 'write'
   private _mode: commands.Mode | undefined
   private readonly _sides: Record<commands.Mode, ReadWriteSide>
@@ -78,21 +84,77 @@ export class ReadWriteLock extends Lock {
     return await call(this._client, commands.rwHeld(this._key, this._identifier))
   }
 
+  /** Takes the write lease, as a `Mutex`'s `tryAcquire`: `tryAcquireIn('write')`. */
+  async tryAcquire(abortSignal?: AbortSignal): Promise<boolean> {
+    return await this.tryAcquireIn('write', abortSignal)
+  }
+
   /** Takes the lock in `mode`, waiting in line up to `acquireTimeout`; whether it came. */
   async tryAcquireIn(mode: commands.Mode, abortSignal?: AbortSignal): Promise<boolean> {
-    this._asking = mode
-    const acquired = await this.tryAcquire(abortSignal)
-    if (acquired) {
-      this._mode = mode
+    abortSignal?.throwIfAborted()
+    // From the abort on, the holder holds nothing: a refresh under way or due finds no lease to keep.
+    const abandon = (): void => {
+      this.stopRefresh()
+      this._acquired = false
+    }
+    abortSignal?.addEventListener('abort', abandon, { once: true })
+    let acquired: boolean
+    try {
+      acquired = await this._takeIn(mode, abortSignal)
+    } catch (error) {
+      if (abortSignal?.aborted === true) {
+        await this._forsake()
+      }
+      throw error
+    } finally {
+      abortSignal?.removeEventListener('abort', abandon)
+    }
+    if (abortSignal?.aborted === true) {
+      // The abort landed with the last reply: what it granted goes back too.
+      await this._forsake()
+      throw abortSignal.reason
     }
     return acquired
   }
 
   /** Takes the lock in `mode`, waiting in line up to `acquireTimeout`; TimeoutError if it did not come. */
   async acquireIn(mode: commands.Mode, abortSignal?: AbortSignal): Promise<void> {
+    if (!(await this.tryAcquireIn(mode, abortSignal))) {
+      throw new TimeoutError(`Acquire ${this._kind} ${this._key} timeout`)
+    }
+  }
+
+  /**
+   * The acquire in `mode` (the cycle of `Lock.tryAcquire`). A hold taken over
+   * (`acquiredExternally`) is refreshed, never taken anew, and its mode asked of the server;
+   * held in the other mode, it is then switched as any holder's.
+   */
+  private async _takeIn(mode: commands.Mode, abortSignal: AbortSignal | undefined): Promise<boolean> {
     this._asking = mode
-    await this.acquire(abortSignal)
-    this._mode = mode
+    if (this._acquiredExternally) {
+      if (!(await super.tryAcquire(abortSignal))) {
+        return false
+      }
+      this._mode = (await this.held()) ?? mode
+      if (this._mode === mode) {
+        return true
+      }
+    }
+    const acquired = await super.tryAcquire(abortSignal)
+    if (acquired) {
+      this._mode = mode
+    }
+    return acquired
+  }
+
+  /** After an abort: nothing held, whatever the acquire had done; a failure to reach the server is dropped (the lease ends by itself). */
+  private async _forsake(): Promise<void> {
+    this.stopRefresh()
+    await call(this._client, commands.rwUnlock(this._key, this._identifier)).catch(() => undefined)
+    this._granted(false)
+    this._acquired = false
+    this._acquiredExternally = false
+    this._mode = undefined
   }
 
   protected _lease(): Lease {
@@ -109,20 +171,22 @@ export class ReadWriteLock extends Lock {
     }
   }
 
+  /** The grant, waited for in line by the shared `take` (its abort handling too); a holder that is refused keeps its fencing token. */
   protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
+    let grant: number | false
     try {
-      const grant = await take(this._client, this._grants().claim, {
+      grant = await take(this._client, this._grants().claim, {
         timeoutMs: this._waitMs,
         signal: abortSignal,
         waitOn: this._waitOn,
       })
-      return this._granted(grant)
     } catch (error) {
       if (commands.isDeadlock(error)) {
         throw new DeadlockError(`Another reader of ${this._key} already waits to write: each would wait for the other to leave`)
       }
       throw error
     }
+    return grant !== false && grant > 0 && this._granted(grant)
   }
 
   protected async _refresh(): Promise<boolean> {

@@ -1,7 +1,8 @@
 // goblin-redis's ReadWriteLock on every client library and protocol, against a real server
 // (GOBLIN_TEST_SERVER) and one without the module (GOBLIN_TEST_BARE): readers share, a writer
 // waits for them and a later reader waits behind it; promotion, demotion and DeadlockError;
-// fencing tokens; the refresh cycle and a lost lease; a server without Goblin.
+// fencing tokens; the refresh cycle and a lost lease; the write lease by default and a hold
+// taken over; aborts and timeouts of a holder's acquire; a server without Goblin.
 import { strict as assert } from 'node:assert'
 import { describe, it } from 'node:test'
 import { DeadlockError, GoblinModuleError, LostLockError, ReadWriteLock, TimeoutError } from 'goblin-redis'
@@ -129,6 +130,102 @@ for (const library of libraries()) {
       assert.equal(reader.mode, undefined)
       assert.equal(await writer.tryAcquire(), true, 'a writer, as a Mutex, by default')
       await writer.release()
+    })
+
+    it('acquire() and tryAcquire() take the write lease whichever side asked last; a hold taken over keeps its mode, or is switched', async () => {
+      const key = freshKey('sides')
+      const stored = `rwlock:${key}`
+      const rw = new ReadWriteLock(the.client, key, { lockTimeout: 10000 })
+      await rw.readLock().acquire()
+      assert.equal(rw.mode, 'read')
+      await rw.release()
+      await rw.acquire()
+      assert.equal(rw.mode, 'write')
+      assert.equal(rw.writeLock().isAcquired, true)
+      assert.equal(await the.raw.get(stored), rw.identifier)
+      await rw.readLock().acquire()
+      assert.equal(await rw.tryAcquire(), true, 'promoted again: its read lease the only one')
+      assert.equal(rw.mode, 'write')
+      assert.equal(await the.raw.get(stored), rw.identifier)
+      rw.stopRefresh()
+      // Another object takes the hold over (acquiredExternally): refreshed, never taken anew, in
+      // the mode the server says, then switched to the mode it asks for.
+      const over = new ReadWriteLock(the.client, key, { lockTimeout: 10000, identifier: rw.identifier, acquiredExternally: true })
+      assert.equal(await over.readLock().tryAcquire(), true)
+      assert.equal(over.mode, 'read')
+      assert.equal(await over.held(), 'read')
+      const same = new ReadWriteLock(the.client, key, { lockTimeout: 20000, identifier: rw.identifier, acquiredExternally: true })
+      const before = await commandCalls(the.raw)
+      await same.readLock().acquire()
+      assert.equal(same.mode, 'read')
+      const used = delta(before, await commandCalls(the.raw))
+      assert.equal(used['goblin.rlock'], undefined, `refreshed, not taken again: ${JSON.stringify(used)}`)
+      assert.ok(Number(await the.raw.zscore(stored, rw.identifier)) - Date.now() > 15000, 'the new lease from the refresh')
+      same.stopRefresh()
+      await over.release()
+      const lost = new ReadWriteLock(the.client, key, { identifier: rw.identifier, acquiredExternally: true })
+      assert.equal(await lost.writeLock().tryAcquire(), false, 'a hold lost is not taken anew')
+      assert.equal(await the.raw.exists(stored), 0)
+    })
+
+    it('an abort while an acquire waits leaves the holder holding nothing, whatever it held; a timeout leaves it as it was', async () => {
+      const key = freshKey('abort')
+      const stored = `rwlock:${key}`
+      const lost = []
+      const a = new ReadWriteLock(the.client, key, {
+        lockTimeout: 10000,
+        acquireTimeout: 10000,
+        refreshInterval: 40,
+        onLockLost(error) {
+          lost.push(error)
+        },
+      })
+      const b = new ReadWriteLock(the.client, key, { lockTimeout: 10000, acquireTimeout: 150 })
+      await a.readLock().acquire()
+      await b.readLock().acquire()
+      const bToken = b.fencingToken
+      // A promotion that times out: b still reads, with its token.
+      assert.equal(await b.writeLock().tryAcquire(), false)
+      assert.equal(b.mode, 'read')
+      assert.equal(b.fencingToken, bToken)
+      assert.equal(await b.held(), 'read')
+      // A promotion aborted while it waits: a holds nothing, and knows it.
+      const base = await waiting(the.raw)
+      const reason = new Error('given up')
+      const controller = new AbortController()
+      const promoting = a.writeLock().acquire(controller.signal)
+      await untilWaiting(the.raw, base + 1)
+      controller.abort(reason)
+      await assert.rejects(promoting, (error) => error === reason)
+      assert.equal(a.isAcquired, false)
+      assert.equal(a.mode, undefined)
+      assert.equal(a.fencingToken, undefined)
+      assert.equal(await a.held(), null)
+      await untilWaiting(the.raw, base)
+      assert.deepEqual(await the.raw.zrange(stored, 0, -1), [b.identifier])
+      await sleep(200)
+      assert.deepEqual(lost, [], 'its refresh stopped: no lease reported lost')
+      // A new writer aborted while it waits: out of the line, granted nothing, holding back nobody.
+      const w = new ReadWriteLock(the.client, key, { acquireTimeout: 10000 })
+      const aborting = new AbortController()
+      const writing = w.acquire(aborting.signal)
+      await untilWaiting(the.raw, base + 1)
+      const late = new ReadWriteLock(the.client, key, { acquireAttemptsLimit: 1 })
+      assert.equal(await late.readLock().tryAcquire(), false, 'behind the waiting writer')
+      aborting.abort(reason)
+      await assert.rejects(writing, (error) => error === reason)
+      await untilWaiting(the.raw, base)
+      assert.equal(await late.readLock().tryAcquire(), true)
+      assert.equal(await w.held(), null)
+      // A signal aborted before the acquire: nothing sent, the holder as it was.
+      const before = await commandCalls(the.raw)
+      await assert.rejects(b.writeLock().acquire(AbortSignal.abort(reason)), (error) => error === reason)
+      const sent = Object.keys(delta(before, await commandCalls(the.raw))).filter((name) => name.startsWith('goblin'))
+      assert.deepEqual(sent, [])
+      assert.equal(b.mode, 'read')
+      await b.release()
+      await late.release()
+      assert.equal(await the.raw.exists(stored), 0)
     })
   })
 }
