@@ -3,7 +3,8 @@ server): every operation is one Goblin command and no script; readers share, a w
 them and later readers wait behind it; a holder is promoted, demoted and renewed, and a second
 reader waiting to write is a DeadlockError; the context managers; a wait longer than the socket
 timeout is sliced; extends, releases and lost leases; fencing tokens; the constructor's
-ValueErrors; a cancelled asyncio waiter gives up its place; and a server without Goblin is a
+ValueErrors; a cancelled asyncio waiter gives up its place, and a cancelled holder holds
+nothing; and a server without Goblin is a
 GoblinModuleError from every entry point.
 
     GOBLIN_TEST_SERVER=127.0.0.1:PORT GOBLIN_TEST_BARE=127.0.0.1:PORT pytest python/tests/test_rwlock.py
@@ -297,6 +298,46 @@ def test_asyncio_readers_writers_and_a_cancelled_waiter(r: Any) -> None:
         await writer.release()
         assert not await writer.locked()
         await short.aclose()
+
+    asyncio.run(main())
+
+
+def test_asyncio_a_cancelled_promotion_leaves_the_holder_holding_nothing(r: Any) -> None:
+    async def main() -> None:
+        conn = redis.asyncio.Redis(host=HOST, port=int(PORT))
+        reader = AsyncReadWriteLock(conn, "doc", timeout=30)
+        other = AsyncReadWriteLock(conn, "doc", timeout=30)
+        assert await other.read_lock().acquire()
+        # Timed out, a promotion leaves the reader reading, with its token.
+        assert await reader.read_lock().acquire()
+        token, fencing = reader.token, reader.fencing_token
+        assert not await reader.write_lock().acquire(blocking_timeout=0.1)
+        assert (reader.token, reader.mode, reader.fencing_token) == (token, "read", fencing)
+        # Cancelled while it waits to be promoted: nothing held, the server and the object agree.
+        task = asyncio.create_task(reader.write_lock().acquire(blocking_timeout=10))
+        assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert (reader.token, reader.mode, reader.fencing_token) == (None, None, None)
+        assert r.zscore("doc", token) is None
+        assert readers(r) == [other.token]
+        assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+
+        # The same inside the read side's block, ended by asyncio.timeout: its TimeoutError goes
+        # on, and the block's exit sends nothing more.
+        async def read_then_promote() -> None:
+            async with reader.read_lock():
+                async with asyncio.timeout(0.2):
+                    await reader.write_lock().acquire(blocking_timeout=10)
+
+        with pytest.raises(TimeoutError):
+            await read_then_promote()
+        assert reader.token is None
+        assert readers(r) == [other.token]
+        await other.release()
+        assert not await reader.locked()
+        await conn.aclose()
 
     asyncio.run(main())
 

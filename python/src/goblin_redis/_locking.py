@@ -541,6 +541,15 @@ class ReadersWriter:
             return None
         return commands.held_mode((yield from send(commands.rw_held(self.name, self.token))))
 
+    def _forsaking(self) -> Plan[None]:
+        """After a cancelled acquire: the hold forgotten at once, and this holder's lease, in
+        whichever mode, given back (``GOBLIN.RWUNLOCK``, owner-checked), since the reply the
+        cancellation cut off may have promoted, demoted or renewed it."""
+        token = self.token
+        self._forget()
+        if token is not None:
+            yield from send(commands.rw_unlock(self.name, token))
+
     def _asking_locked(self) -> Plan[bool]:
         """Whether anyone holds the lock: the key expires with its last lease."""
         return bool(commands.as_int((yield from send(("EXISTS", self.name)))))

@@ -22,6 +22,7 @@ gives up its place; a lock or permit granted as the cancellation lands is given 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from types import TracebackType
 from typing import Literal, TypeVar
@@ -127,10 +128,15 @@ class Semaphore(_locking.Permits):
 class ReadWriteLock(_locking.ReadersWriter):
     """:class:`goblin_redis.lock.ReadWriteLock` on redis-py's asyncio client: the same
     constructor, checks, rules and errors, its methods awaited, and ``async with
-    rw.read_lock()`` / ``rw.write_lock()``. A task cancelled while it waits in line leaves the
-    line; a lease granted as the cancellation lands is given back (the whole hold, for a
-    holder that was switching modes). Not shared between tasks: each needs an object of its
-    own."""
+    rw.read_lock()`` / ``rw.write_lock()``. Not shared between tasks: each needs an object of
+    its own.
+
+    A task cancelled while it acquires leaves the line, and leaves this holder holding nothing,
+    whatever it held before: a lease granted as the cancellation lands is given back, and so is
+    the lease of a holder that was renewing or switching modes (the reply the cancellation cut
+    off may have changed it). An ``async with`` block that ends in an error once the hold is
+    gone so does not release again: the error goes on (the cancellation, or ``asyncio.timeout``'s
+    ``TimeoutError``), not a ``LockError``."""
 
     def __init__(
         self,
@@ -154,8 +160,17 @@ class ReadWriteLock(_locking.ReadersWriter):
     async def acquire(
         self, mode: _locking.Mode, blocking: bool | None = None, blocking_timeout: float | None = None
     ) -> bool:
-        """:meth:`goblin_redis.lock.ReadWriteLock.acquire`, awaited."""
-        return await arun(self.redis, self._acquiring(mode, blocking, blocking_timeout, _cancellation()))
+        """:meth:`goblin_redis.lock.ReadWriteLock.acquire`, awaited; a cancellation leaves this
+        holder holding nothing."""
+        try:
+            return await arun(self.redis, self._acquiring(mode, blocking, blocking_timeout, _cancellation()))
+        except asyncio.CancelledError:
+            if self.token is not None:
+                # Shielded from a second cancellation; the server out of reach: the lease ends by itself.
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(arun(self.redis, self._forsaking()))
+                self._forget()
+            raise
 
     async def release(self) -> None:
         """:meth:`goblin_redis.lock.ReadWriteLock.release`, awaited."""
@@ -207,6 +222,8 @@ class _Side:
         exc_value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
+        if exc_type is not None and self.lock.token is None:
+            return  # the hold given back already (a cancelled acquire inside): the error goes on
         await self.release()
 
 
