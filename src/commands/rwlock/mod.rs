@@ -96,8 +96,12 @@ pub(crate) fn take_now(
     someone_waits: bool,
 ) -> Result<(Option<Reply<'static>>, Holders), CommandError> {
     let now_ms = ctx.now_ms();
-    let end_ms = lease_end(now_ms, args.ms)?;
     let holders = holders(key, args.token, now_ms);
+    // The key's type first, then what is computed from the clock (the contract's order).
+    if holders == Holders::Other {
+        return Err(CommandError::WrongType);
+    }
+    let end_ms = lease_end(now_ms, args.ms)?;
     let how = rwlock::take(mode, holders, someone_waits).map_err(|_| CommandError::WrongType)?;
     let Some(how) = how else {
         return Ok((None, holders));

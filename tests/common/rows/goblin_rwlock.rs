@@ -203,12 +203,21 @@ pub const GOBLIN_RLOCK_ROWS: &[Row] = &[
     },
     Row {
         situation: "key holds a list, hash, ...",
-        cases: &[case(
-            &[&["RPUSH", "{}", "a"]],
-            &["GOBLIN.RLOCK", "{}", "t", "1000"],
-            Error(WRONGTYPE),
-            Nothing,
-        )],
+        cases: &[
+            case(
+                &[&["RPUSH", "{}", "a"]],
+                &["GOBLIN.RLOCK", "{}", "t", "1000"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+            // The key's type comes before what is computed from the clock.
+            case(
+                &[&["RPUSH", "{}", "a"]],
+                &["GOBLIN.RLOCK", "{}", "t", PAST_2_53],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+        ],
     },
     Row {
         situation: "wrong number of arguments",
@@ -372,12 +381,21 @@ pub const GOBLIN_WLOCK_ROWS: &[Row] = &[
     },
     Row {
         situation: "key holds a list, hash, ...",
-        cases: &[case(
-            &[&["HSET", "{}", "f", "v"]],
-            &["GOBLIN.WLOCK", "{}", "t", "1000"],
-            Error(WRONGTYPE),
-            Nothing,
-        )],
+        cases: &[
+            case(
+                &[&["HSET", "{}", "f", "v"]],
+                &["GOBLIN.WLOCK", "{}", "t", "1000"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+            // The key's type comes before what is computed from the clock.
+            case(
+                &[&["HSET", "{}", "f", "v"]],
+                &["GOBLIN.WLOCK", "{}", "t", PAST_2_53],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+        ],
     },
     Row {
         situation: "wrong number of arguments",
