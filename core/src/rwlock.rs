@@ -139,19 +139,24 @@ pub fn runs(score: f64, now_ms: i64) -> bool {
 }
 
 /// The readers of a sorted set at `now_ms`, as `take` reads them for `caller` (its token, if
-/// it is one whose lease the set may hold).
+/// it is one whose lease the set may hold) asking for `mode`. A writer's request depends on
+/// how many leases run (none, its own alone, or more); a reader's only on whether it holds one
+/// (no lease, one or many let a new reader in alike), so for a reader the set is not counted
+/// and `live` is its own lease alone.
 pub fn readers<W: SortedWindow + ?Sized>(
     set: &W,
     caller: Option<&W::Member>,
     now_ms: i64,
+    mode: Mode,
 ) -> Holders {
-    let cutoff = lapsed_through(now_ms);
-    Holders::Readers {
-        live: set.count_above(cutoff, COUNTED),
-        caller: caller
-            .and_then(|token| set.score(token))
-            .is_some_and(|score| runs(score, now_ms)),
-    }
+    let caller = caller
+        .and_then(|token| set.score(token))
+        .is_some_and(|score| runs(score, now_ms));
+    let live = match mode {
+        Mode::Write => set.count_above(lapsed_through(now_ms), COUNTED),
+        Mode::Read => usize::from(caller),
+    };
+    Holders::Readers { live, caller }
 }
 
 /// When the first read lease running at `now_ms` lapses, in milliseconds from now (0: it ends
@@ -484,16 +489,31 @@ mod tests {
             ("b", (NOW_MS + 500) as f64),
         ]);
         assert_eq!(
-            readers(&set, Some(&b"a"[..]), NOW_MS),
+            readers(&set, Some(&b"a"[..]), NOW_MS, Mode::Write),
             Holders::Readers {
                 live: 2,
                 caller: true
             }
         );
         assert_eq!(
-            readers(&set, Some(&b"gone"[..]), NOW_MS),
+            readers(&set, Some(&b"gone"[..]), NOW_MS, Mode::Write),
             Holders::Readers {
                 live: 2,
+                caller: false
+            }
+        );
+        // A reader asks only whether it holds a lease: the others are not counted.
+        assert_eq!(
+            readers(&set, Some(&b"a"[..]), NOW_MS, Mode::Read),
+            Holders::Readers {
+                live: 1,
+                caller: true
+            }
+        );
+        assert_eq!(
+            readers(&set, Some(&b"gone"[..]), NOW_MS, Mode::Read),
+            Holders::Readers {
+                live: 0,
                 caller: false
             }
         );

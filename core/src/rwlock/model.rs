@@ -93,13 +93,13 @@ impl Module {
         }
     }
 
-    fn holders(&self, token: &[u8]) -> Holders {
+    fn holders(&self, token: &[u8], mode: Mode) -> Holders {
         match &self.key {
             Key::Free => Holders::Free,
             Key::Writer { token: held, .. } => Holders::Writer {
                 caller: held == token,
             },
-            Key::Readers(set) => readers(set, Some(token), self.now_ms),
+            Key::Readers(set) => readers(set, Some(token), self.now_ms, mode),
         }
     }
 
@@ -178,7 +178,7 @@ impl Module {
                     earlier.is_empty() || promoting.contains(&id),
                     "{id} served before {earlier:?}"
                 );
-                let how = take(mode, self.holders(&token), false);
+                let how = take(mode, self.holders(&token, mode), false);
                 let how = how.ok().flatten().unwrap_or_else(|| {
                     panic!("{id} served, but {mode:?} does not fit {:?}", self.key)
                 });
@@ -225,7 +225,7 @@ impl Module {
                 let blocks = matches!(call, Call::Block { .. });
                 let token = token_name(token);
                 let mut served = self.look();
-                let holders = self.holders(&token);
+                let holders = self.holders(&token, mode);
                 let (waits, promotions) = self.someone_waits();
                 match take(mode, holders, waits).expect("the model's key has no other type") {
                     Some(how) => {

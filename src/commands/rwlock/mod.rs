@@ -66,15 +66,15 @@ pub(crate) fn parse<'call>(
     Ok((args, timeout_ms))
 }
 
-/// The key as `rwlock::take` reads it for `token` at `now_ms`. Reads only: the lapsed read
-/// leases count for nobody, and are removed by the grant that writes.
-pub(crate) fn holders(key: &Key<'_>, token: Arg<'_>, now_ms: i64) -> Holders {
+/// The key as `rwlock::take` reads it for `token` asking for `mode` at `now_ms`. Reads only:
+/// the lapsed read leases count for nobody, and are removed by the grant that writes.
+pub(crate) fn holders(key: &Key<'_>, token: Arg<'_>, mode: Mode, now_ms: i64) -> Holders {
     match key.kind() {
         KeyKind::Empty => Holders::Free,
         KeyKind::String => Holders::Writer {
             caller: key.string() == Some(token.as_bytes()),
         },
-        KeyKind::SortedSet => rwlock::readers(key, Some(&token), now_ms),
+        KeyKind::SortedSet => rwlock::readers(key, Some(&token), now_ms, mode),
         KeyKind::Other => Holders::Other,
     }
 }
@@ -96,7 +96,7 @@ pub(crate) fn take_now(
     someone_waits: bool,
 ) -> Result<(Option<Reply<'static>>, Holders), CommandError> {
     let now_ms = ctx.now_ms();
-    let holders = holders(key, args.token, now_ms);
+    let holders = holders(key, args.token, mode, now_ms);
     // The key's type first, then what is computed from the clock (the contract's order).
     if holders == Holders::Other {
         return Err(CommandError::WrongType);
@@ -198,7 +198,7 @@ pub(crate) fn granted_in_line(
     let token = ctx.string(token);
     let token = token.arg();
     let end_ms = rwlock::lease_end(now_ms, ms)?;
-    let how = rwlock::take(mode, holders(key, token, now_ms), false).ok()??;
+    let how = rwlock::take(mode, holders(key, token, mode, now_ms), false).ok()??;
     let grant = Grant {
         name,
         token,
