@@ -5,7 +5,8 @@
 #                 (SERVER=valkey91|redis82|redis70|redis810)
 #   make lint     rustfmt and clippy, warnings as errors
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
-#   make bench    the benchmark: bench/results/latest.md and latest.png, then make instructions
+#   make bench    the benchmark: bench/results/latest.md and latest.png, the memory per lock
+#                 holder (bench/results/holders.md), then make instructions
 #   make instructions  instructions per call against the floor module and the natives, and
 #                 throughput beside them: bench/results/instructions.md
 #   make image-test  build docker/Dockerfile on a private Docker daemon and check the image
@@ -53,6 +54,7 @@ fuzz:
 
 bench: build floor
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
+	cargo run --release -p goblin-bench --bin holders
 	bash bench/python/run.sh
 	bash bench/node/run.sh
 	bash scripts/instructions.sh
