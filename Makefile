@@ -8,7 +8,8 @@
 #                 RuboCop and rbs on the Ruby
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
 #   make bench    the benchmark: bench/results/latest.md and latest.png, a parked waiter's memory
-#                 (bench/results/waiters.md), then make instructions
+#                 (bench/results/waiters.md), the memory per lock holder (bench/results/holders.md),
+#                 then make instructions
 #   make instructions  instructions per call against the floor module and the natives, and
 #                 throughput beside them: bench/results/instructions.md
 #   make image-test  build docker/Dockerfile on a private Docker daemon and check the image
@@ -49,7 +50,7 @@ bench-smoke: build
 FUZZ_SECONDS ?= 60
 fuzz:
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-	for target in increx zwindow decimal gcra mgcra lines fwindow; do \
+	for target in increx zwindow decimal gcra mgcra lines fwindow rwlock; do \
 		mkdir -p fuzz/work/$$target; \
 		RUSTC_BOOTSTRAP=1 cargo fuzz run -O $$target fuzz/work/$$target fuzz/corpus/$$target \
 			-- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
@@ -58,6 +59,7 @@ fuzz:
 bench: build floor
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
 	cargo run --release -p goblin-bench --bin waiters
+	cargo run --release -p goblin-bench --bin holders
 	bash bench/python/run.sh
 	bash bench/node/run.sh
 	bash bench/ruby/run.sh

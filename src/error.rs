@@ -47,6 +47,17 @@ pub mod fence {
     );
 }
 
+/// The readers-writer lock's own errors.
+pub mod rwlock {
+    use super::CommandError::{self, Message};
+
+    /// GOBLIN.BWLOCK by a reader while another reader waits to be promoted: each would wait
+    /// for the other to leave (`goblin_core::rwlock::deadlocks`).
+    pub const DEADLOCK: CommandError = Message(
+        "DEADLOCK another reader of the key already waits to write, and each would wait for the other to leave",
+    );
+}
+
 /// What a waiter whose grant's lease end no longer fits 64-bit milliseconds when its turn comes
 /// is answered: its own command's `invalid expire time` (`goblin_core::grant`).
 pub mod waiting {
@@ -56,6 +67,10 @@ pub mod waiting {
         Message("ERR invalid expire time in 'goblin.block' command");
     pub const BZWINDOW_INVALID_EXPIRE: CommandError =
         Message("ERR invalid expire time in 'goblin.bzwindow' command");
+    pub const BRLOCK_INVALID_EXPIRE: CommandError =
+        Message("ERR invalid expire time in 'goblin.brlock' command");
+    pub const BWLOCK_INVALID_EXPIRE: CommandError =
+        Message("ERR invalid expire time in 'goblin.bwlock' command");
 }
 
 /// GOBLIN.ZWINDOW's own errors.

@@ -21,6 +21,10 @@ use commands::fixed::{
 };
 use commands::locks::{block::GoblinBlock, cad::GoblinCad, extend::GoblinExtend, lock::GoblinLock};
 use commands::native::{delex::Delex, delifeq::Delifeq, digest::Digest, increx::Increx};
+use commands::rwlock::{
+    brlock::GoblinBrlock, bwlock::GoblinBwlock, rlock::GoblinRlock, rwextend::GoblinRwextend,
+    rwheld::GoblinRwheld, rwunlock::GoblinRwunlock, wlock::GoblinWlock,
+};
 use commands::sliding::{
     bzwindow::GoblinBzwindow, swindow::GoblinSwindow, swstats::GoblinSwstats,
     zwindow::GoblinZwindow, zwstats::GoblinZwstats,
@@ -46,6 +50,13 @@ const COMMANDS: &[Registration] = &[
     registration::<GoblinFwindow>(),
     registration::<GoblinFwstats>(),
     registration::<GoblinMfwindow>(),
+    registration::<GoblinRlock>(),
+    registration::<GoblinWlock>(),
+    registration::<GoblinBrlock>(),
+    registration::<GoblinBwlock>(),
+    registration::<GoblinRwextend>(),
+    registration::<GoblinRwunlock>(),
+    registration::<GoblinRwheld>(),
     registration::<Increx>(),
     registration::<Delex>(),
     registration::<Digest>(),

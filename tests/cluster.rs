@@ -65,7 +65,13 @@ on_every_server! {
             let slot = cluster.primaries[0].conn().call(&["CLUSTER", "KEYSLOT", key]).int();
             let owner = if slot <= 5460 { 0 } else if slot <= 10922 { 1 } else { 2 };
             let mut wrong = cluster.primaries[(owner + 1) % 3].conn();
-            for args in [vec!["GOBLIN.INCREX", key, "10"], vec!["GOBLIN.ZWINDOW", key, "1", "10", "1", "m"]] {
+            let readers_writer = [
+                vec!["GOBLIN.RLOCK", key, "t", "1000", "FENCE"],
+                vec!["GOBLIN.BWLOCK", key, "t", "1000", "1"],
+                vec!["GOBLIN.RWUNLOCK", key, "t"],
+                vec!["GOBLIN.RWHELD", key, "t"],
+            ];
+            for args in [vec!["GOBLIN.INCREX", key, "10"], vec!["GOBLIN.ZWINDOW", key, "1", "10", "1", "m"]].into_iter().chain(readers_writer) {
                 match wrong.call(&args) {
                     Reply::Error(e) => assert!(e.starts_with(&format!("MOVED {slot} 127.0.0.1:")), "{e}"),
                     other => panic!("{args:?} on the wrong node: {other:?}"),

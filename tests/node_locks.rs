@@ -1,7 +1,8 @@
 //! goblin-redis's locks (node/) on every server, by its own Node tests (node/test/, `node --test`):
 //! the locks on every client library and protocol, a server without the module beside
 //! (locks.test.mjs); processes killed while they wait or hold, and waiters parked through a
-//! failover (reliability.test.mjs); and a three-node cluster (cluster.test.mjs). Each file must
+//! failover (reliability.test.mjs); a three-node cluster (cluster.test.mjs); and the
+//! ReadWriteLock (rwlock.test.mjs). Each file must
 //! pass exactly its count of tests, and afterwards the servers' commandstats must show that no
 //! script ran and the Goblin commands did the work, and, on the cluster, no MOVED.
 
@@ -14,12 +15,16 @@ mod node;
 /// without the module, 3 of Redlock.
 const LOCK_TESTS: u32 = 15 * 8 + 5 + 8 + 3;
 
+/// 5 tests of the ReadWriteLock on each of the 8 client libraries and protocols, and one against
+/// a server without the module on each.
+const RWLOCK_TESTS: u32 = 5 * 8 + 8;
+
 /// Process deaths for a mutex and a semaphore (4), and a failover on each library (8).
 const RELIABILITY_TESTS: u32 = 4 + 8;
 
-/// 2 on each library's cluster client, keyPrefix on the 5 that have one, and a NestJS app over
-/// HTTP on both adapters with 2 libraries.
-const CLUSTER_TESTS: u32 = 2 * 8 + 5 + 2 * 2;
+/// 3 on each library's cluster client (the locks, the readers-writer lock, the rate limiters),
+/// keyPrefix on the 5 that have one, and a NestJS app over HTTP on both adapters with 2 libraries.
+const CLUSTER_TESTS: u32 = 3 * 8 + 5 + 2 * 2;
 
 const LOCK_COMMANDS: [&str; 6] = [
     "goblin.lock",
@@ -57,6 +62,28 @@ on_every_server! {
 }
 
 on_every_server! {
+    /// rwlock.test.mjs: one server in replica mode (its replica, without the module, checks what
+    /// the lock wrote), and one without the module.
+    fn node_rwlock_tests(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let bare = Server::builder(flavor).without_module().without_replica().start();
+        let label = format!("{} (rwlock.test.mjs)", flavor.label());
+        node::run_tests(
+            &label,
+            "test/rwlock.test.mjs",
+            &[("GOBLIN_TEST_SERVER", node::address(&server)), ("GOBLIN_TEST_BARE", node::address(&bare))],
+            RWLOCK_TESTS,
+        );
+        let (calls, _) = summed_stats(&[&server]);
+        node::assert_no_scripts(
+            &label,
+            &calls,
+            &["goblin.rlock", "goblin.wlock", "goblin.brlock", "goblin.bwlock", "goblin.rwextend", "goblin.rwunlock", "goblin.rwheld"],
+        );
+    }
+}
+
+on_every_server! {
     /// reliability.test.mjs: 1,000 waiters in 10 processes, 3 killed; a holder killed; a failover.
     fn node_reliability_tests(flavor: Flavor) {
         let server = Server::start(flavor);
@@ -87,7 +114,7 @@ on_every_server! {
         let label = format!("{} (cluster.test.mjs)", flavor.label());
         node::run_tests(&label, "test/cluster.test.mjs", &[("GOBLIN_TEST_CLUSTER", node::addresses(&nodes))], CLUSTER_TESTS);
         let (calls, errors) = summed_stats(&nodes.iter().collect::<Vec<_>>());
-        node::assert_no_scripts(&label, &calls, &["goblin.block", "goblin.bzwindow", "goblin.fwindow", "goblin.mfwindow", "goblin.mgcra"]);
+        node::assert_no_scripts(&label, &calls, &["goblin.block", "goblin.bzwindow", "goblin.bwlock", "goblin.fwindow", "goblin.mfwindow", "goblin.mgcra"]);
         assert_eq!(errors.get("MOVED").copied().unwrap_or(0), 0, "{label}: redirections: {errors:?}");
         assert_eq!(errors.get("ASK").copied().unwrap_or(0), 0, "{label}: redirections: {errors:?}");
     }

@@ -85,6 +85,13 @@ fn workload(server: &Server, c: &mut Conn) {
         &["GOBLIN.EXTEND", "lock", "a", "5000"],
         &["GOBLIN.EXTEND", "lock", "a", "90000", "REPLACE"],
         &["GOBLIN.BZWINDOW", "sem", "100", "2", "w1", "1"],
+        &["GOBLIN.RLOCK", "rw", "r1", "100000", "FENCE"],
+        &["GOBLIN.RLOCK", "rw", "r2", "100000"],
+        &["GOBLIN.RWUNLOCK", "rw", "r2"],
+        &["GOBLIN.WLOCK", "rw", "r1", "100000"],
+        &["GOBLIN.RWEXTEND", "rw", "r1", "5000"],
+        &["GOBLIN.RLOCK", "rw", "r1", "100000"],
+        &["GOBLIN.RWHELD", "rw", "r1"],
         &["SET", "other", "x", "PX", "100000"],
     ];
     for call in calls {

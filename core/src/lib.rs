@@ -15,6 +15,7 @@ pub mod grant;
 pub mod increx;
 pub mod mgcra;
 pub mod native;
+pub mod rwlock;
 pub mod swindow;
 pub mod waitlist;
 pub mod word;

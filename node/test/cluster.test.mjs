@@ -1,11 +1,11 @@
 // goblin-redis on a three-node cluster (GOBLIN_TEST_CLUSTER), with the cluster client of every
 // library and protocol: every command the package sends, multi-key ones included, reaches the
-// node that owns its keys the first time (no MOVED, by INFO errorstats on every node), locks on
-// keys in different slots each wait on their own node, and keyPrefix applies as it does to core
-// commands.
+// node that owns its keys the first time (no MOVED, by INFO errorstats on every node), locks and
+// readers-writer locks on keys in different slots each wait on their own node, and keyPrefix
+// applies as it does to core commands.
 import { strict as assert } from 'node:assert'
 import { after, before, describe, it } from 'node:test'
-import { Mutex, Semaphore, call, commands } from 'goblin-redis'
+import { Mutex, ReadWriteLock, Semaphore, call, commands } from 'goblin-redis'
 import { RateLimiterGoblin, RateLimiterGoblinUnion } from 'goblin-redis/rate-limiter-flexible'
 import { GoblinStore } from 'goblin-redis/express'
 import { GoblinThrottlerGuard, GoblinThrottlerStorage } from 'goblin-redis/nest'
@@ -69,6 +69,35 @@ for (const library of libraries()) {
       const owners = new Set()
       for (const key of keys) {
         const slot = await raws[0].call('CLUSTER', 'KEYSLOT', `mutex:${key}`)
+        const shards = await raws[0].call('CLUSTER', 'SLOTS')
+        owners.add(shards.findIndex(([low, high]) => slot >= low && slot <= high))
+      }
+      assert.equal(owners.size, 3, 'the keys fell on every node')
+      assert.equal((await redirections(raws)) - before, 0)
+    })
+
+    it('readers-writer locks on keys in every slot range hand off on their own node, with no redirection', async () => {
+      const before = await redirections(raws)
+      const keys = Array.from({ length: 12 }, (_, i) => freshKey(`rw${i}`))
+      await Promise.all(
+        keys.map(async (key) => {
+          const reader = new ReadWriteLock(cluster, key, { lockTimeout: 5000 })
+          await reader.readLock().acquire()
+          const writer = new ReadWriteLock(cluster, key, { lockTimeout: 5000 })
+          const writing = writer.writeLock().acquire()
+          await sleep(50)
+          assert.equal(await reader.held(), 'read')
+          await reader.release()
+          await writing
+          assert.equal(await writer.held(), 'write')
+          await writer.readLock().acquire()
+          assert.equal(writer.mode, 'read', 'demoted')
+          await writer.release()
+        }),
+      )
+      const owners = new Set()
+      for (const key of keys) {
+        const slot = await raws[0].call('CLUSTER', 'KEYSLOT', `rwlock:${key}`)
         const shards = await raws[0].call('CLUSTER', 'SLOTS')
         owners.add(shards.findIndex(([low, high]) => slot >= low && slot <= high))
       }

@@ -8,6 +8,7 @@
 //! | `sliding/` | GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, GOBLIN.ZWSTATS, GOBLIN.SWINDOW, GOBLIN.SWSTATS | `zwindow`, `grant`, `swindow` |
 //! | `fixed/` | GOBLIN.INCREX, GOBLIN.FWINDOW, GOBLIN.FWSTATS, GOBLIN.MFWINDOW | `increx`, `fwindow` |
 //! | `throttles/` | GOBLIN.GCRA, GOBLIN.MGCRA | `gcra`, `mgcra` |
+//! | `rwlock/` | GOBLIN.RLOCK, GOBLIN.WLOCK, GOBLIN.BRLOCK, GOBLIN.BWLOCK, GOBLIN.RWEXTEND, GOBLIN.RWUNLOCK, GOBLIN.RWHELD | `rwlock`, `waitlist` |
 //! | `native/` | the stand-ins for newer servers' commands: INCREX, DELEX, DIGEST, DELIFEQ | `native` |
 //!
 //! A command's file imports no other command's: what a family shares is its folder's
@@ -17,6 +18,7 @@
 pub mod fixed;
 pub mod locks;
 pub mod native;
+pub mod rwlock;
 pub mod sliding;
 pub mod throttles;
 
@@ -28,9 +30,10 @@ use smallvec::SmallVec;
 
 use crate::error::zwindow::TOO_MANY_PERMITS;
 use crate::error::CommandError;
+use crate::fencing;
 use crate::grant::Permits;
 use crate::server::command::ArgDoc;
-use crate::server::{Arg, Args};
+use crate::server::{Arg, Args, Reply};
 
 /// `FENCE` (since 0.4.0), which replies a fencing token: `summary` says instead of what.
 pub(crate) const fn fence_arg(summary: &'static CStr) -> ArgDoc {
@@ -181,4 +184,30 @@ pub(crate) fn counted_groups<'call, G>(
         keys: index.keys,
         groups,
     })
+}
+
+/// A trailing `FENCE`, once, and nothing else; checked with the key, before anything is read.
+pub fn fence_option(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError> {
+    match rest {
+        [] => Ok(false),
+        [option] if option.is("FENCE") => {
+            fencing::nameable(key)?;
+            Ok(true)
+        }
+        _ => Err(CommandError::Syntax),
+    }
+}
+
+/// A grant's reply: `OK`, or its fencing token.
+pub fn granted(token: Option<i64>) -> Reply<'static> {
+    token.map_or(Reply::Status(c"OK"), Reply::Int)
+}
+
+/// The lease: milliseconds, at least 1, as SET's PX takes them.
+pub fn lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
+    match arg.to_i64() {
+        None => Err(CommandError::NotInteger),
+        Some(ms) if ms <= 0 => Err(CommandError::InvalidExpire),
+        Some(ms) => Ok(ms),
+    }
 }

@@ -58,6 +58,7 @@ api_table! {
         RedisModule_DeleteKey,
         RedisModule_SetAbsExpire,
         RedisModule_GetExpire,
+        RedisModule_GetAbsExpire,
         RedisModule_SetExpire,
         // Strings.
         RedisModule_StringDMA,

@@ -89,6 +89,14 @@ impl<'call> Key<'call> {
         remaining != raw::REDISMODULE_NO_EXPIRE as i64
     }
 
+    /// When the key expires, in Unix milliseconds: `None` for a key without a TTL. Only for a
+    /// key that exists, as `has_ttl`.
+    pub fn expires_at_ms(&self) -> Option<i64> {
+        // SAFETY: an open key that exists (the caller's promise).
+        let at_ms = unsafe { api!(RedisModule_GetAbsExpire)(self.raw()) };
+        (at_ms != raw::REDISMODULE_NO_EXPIRE as i64).then_some(at_ms)
+    }
+
     /// The time left before the key expires, in milliseconds: `None` for a key without a TTL,
     /// or none at all.
     pub fn ttl_ms(&self) -> Option<i64> {

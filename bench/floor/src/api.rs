@@ -316,6 +316,29 @@ impl<'c> Ctx<'c> {
         replicated(status)
     }
 
+    /// `ZADD key score member`, the score as bytes the server copies (a computed one).
+    #[inline]
+    pub fn replicate_zadd_at(
+        self,
+        key: Str<'c>,
+        score: &[u8],
+        member: Str<'c>,
+    ) -> Result<(), Refusal> {
+        // SAFETY: as `replicate_set_pxat`.
+        let status = unsafe {
+            api!(RedisModule_Replicate)(
+                self.ptr.as_ptr(),
+                c"ZADD".as_ptr(),
+                c"sbs".as_ptr(),
+                key.ptr.as_ptr(),
+                score.as_ptr().cast::<c_char>(),
+                score.len(),
+                member.ptr.as_ptr(),
+            )
+        };
+        replicated(status)
+    }
+
     /// `ZREMRANGEBYSCORE key -inf through`.
     #[inline]
     pub fn replicate_zremrangebyscore(self, key: Str<'c>, through: &[u8]) -> Result<(), Refusal> {

@@ -310,7 +310,8 @@ impl Command for Mgcra {
 }
 
 /// GOBLIN.LOCK key token 30000: a free key taken, or its holder's lease re-armed (`SET key
-/// token PXAT at`, `set` and `expire`); replies OK.
+/// token PXAT at`, `set` and `expire`); replies OK. GOBLIN.WLOCK's floor too: a writer taking a
+/// free key writes GOBLIN.LOCK's lock exactly.
 pub struct Lock;
 
 impl Command for Lock {
@@ -330,6 +331,33 @@ impl Command for Lock {
         ctx.notify(Class::Generic, c"expire", name);
         let at = Decimal::integer(at_ms);
         ctx.replicate_set_pxat(name, Value::Str(token), at.as_bytes())?;
+        ctx.reply_ok();
+        Ok(())
+    }
+}
+
+/// GOBLIN.RLOCK's workloads: a reader let in, on a free key or beside readers whose leases run
+/// (`ZADD key <end> token`, `zadd`), and the key re-armed to the new lease's end, the last of
+/// them (`PEXPIREAT key <end>`, `expire`). Lapsed leases are looked for first; there are none.
+pub struct Rlock;
+
+impl Command for Rlock {
+    fn run(ctx: Ctx<'_>, argv: &[Str<'_>]) -> Result<(), Refusal> {
+        let (name, token) = (arg(argv, 1)?, arg(argv, 2)?);
+        let now_ms = ctx.now_ms();
+        let mut key = ctx.open(name)?;
+        let mut lapsed: [Option<Member<'_>>; 1] = Default::default();
+        if key.lowest_at_or_below(ctx, (now_ms - 1) as f64, &mut lapsed) > 0 {
+            return Err(NOT_MADE_FOR);
+        }
+        let at_ms = now_ms + 30_000;
+        key.zadd(at_ms as f64, token)?;
+        ctx.notify(Class::SortedSet, c"zadd", name);
+        let at = Decimal::integer(at_ms);
+        ctx.replicate_zadd_at(name, at.as_bytes(), token)?;
+        key.set_abs_expire(at_ms)?;
+        ctx.notify(Class::Generic, c"expire", name);
+        ctx.replicate_pexpireat(name, at.as_bytes())?;
         ctx.reply_ok();
         Ok(())
     }

@@ -29,6 +29,7 @@ const COMMANDS: &[Registration] = &[
     // workloads (1 and 4 policies).
     registration::<Mgcra>(c"floor.mgcra", c"write deny-oom fast", (2, -1, 4)),
     registration::<Lock>(c"floor.lock", c"write deny-oom fast", (1, 1, 1)),
+    registration::<Rlock>(c"floor.rlock", c"write deny-oom fast", (1, 1, 1)),
     registration::<Cad>(c"floor.cad", c"write fast", (1, 1, 1)),
     registration::<Extend>(c"floor.extend", c"write deny-oom fast", (1, 1, 1)),
     registration::<StandInIncrex>(c"floor.standin.increx", c"write deny-oom fast", (1, 1, 1)),

@@ -11,7 +11,6 @@ pub mod lock;
 use goblin_core::grant::Take;
 
 use crate::error::CommandError;
-use crate::fencing;
 use crate::grant;
 use crate::server::{Arg, Ctx, Key, Reply};
 
@@ -23,31 +22,8 @@ pub struct LockArgs<'call> {
     pub fence: bool,
 }
 
-/// A trailing `FENCE`, once, and nothing else; checked with the key, before anything is read.
-pub fn fence_option(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError> {
-    match rest {
-        [] => Ok(false),
-        [option] if option.is("FENCE") => {
-            fencing::nameable(key)?;
-            Ok(true)
-        }
-        _ => Err(CommandError::Syntax),
-    }
-}
-
-/// A grant's reply: `OK`, or its fencing token.
-pub fn granted(token: Option<i64>) -> Reply<'static> {
-    token.map_or(Reply::Status(c"OK"), Reply::Int)
-}
-
-/// The lease: milliseconds, at least 1, as SET's PX takes them.
-pub fn lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
-    match arg.to_i64() {
-        None => Err(CommandError::NotInteger),
-        Some(ms) if ms <= 0 => Err(CommandError::InvalidExpire),
-        Some(ms) => Ok(ms),
-    }
-}
+// What the lock family shares with the readers-writer lock is `commands`'.
+pub use super::{fence_option, granted, lease_ms};
 
 /// A lock's lease: as [`lease_ms`], or 0 for none (the key is held until it is released, as
 /// redis-py's `Lock` with `timeout=None` holds it: a plain `SET NX`).
