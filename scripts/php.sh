@@ -13,7 +13,8 @@
 #     file against the signed .dsc);
 #   - an application, .servers/php/app, that installs php/ as an application does: Composer,
 #     offline, from a path repository (`composer install`, again only when php/composer.json
-#     changes), whose vendor/autoload.php the tests, the examples and the benchmark load.
+#     changes), whose vendor/autoload.php the tests and the benchmark load; and the examples'
+#     own (examples/php/symfony, examples/php/laravel), the same way.
 #
 #   scripts/php.sh          all of it (scripts/servers.sh, make lint)
 set -euo pipefail
@@ -96,14 +97,24 @@ if ! unpacked; then
     say "the Symfony and Laravel sources are in $DIR/src ($((SECONDS - started)) s)"
 fi
 
-# The application: php/ from a path repository, as a user installs it from a clone.
-app=$DIR/app
-stamp=$app/.goblin-installed-composer.json
-if ! cmp -s php/composer.json "$stamp" 2>/dev/null || [ ! -f "$app/vendor/autoload.php" ]; then
-    say "composer install of php/ into $app"
-    rm -rf "$app"
-    mkdir -p "$app"
-    cat >"$app/composer.json" <<'JSON'
+# composer_install DIR: DIR's composer.json installed into DIR/vendor by Composer, offline, php/
+# from its path repository (symlinked, so an edit of php/ needs no new install); again only when
+# DIR's composer.json or php/composer.json changes.
+composer_install() {
+    local dir=$1 stamp=$1/vendor/.goblin-installed
+    if cat "$dir/composer.json" php/composer.json | cmp -s - "$stamp" 2>/dev/null; then
+        return
+    fi
+    say "composer install in $dir"
+    rm -rf "$dir/vendor" "$dir/composer.lock"
+    (cd "$dir" && COMPOSER_ALLOW_SUPERUSER=1 COMPOSER_HOME="$PWD/vendor/.composer-home" COMPOSER_DISABLE_NETWORK=1 \
+        composer install --no-interaction --no-progress --quiet)
+    cat "$dir/composer.json" php/composer.json >"$stamp"
+}
+
+# The application the tests and the benchmark load php/ from, as a user installs it from a clone.
+mkdir -p "$DIR/app"
+cat >"$DIR/app/composer.json.new" <<'JSON'
 {
     "name": "goblin/test-application",
     "description": "An application that installs goblin/goblin-redis from the clone (scripts/php.sh)",
@@ -116,7 +127,9 @@ if ! cmp -s php/composer.json "$stamp" 2>/dev/null || [ ! -f "$app/vendor/autolo
     ]
 }
 JSON
-    (cd "$app" && COMPOSER_ALLOW_SUPERUSER=1 COMPOSER_HOME="$PWD/.composer" COMPOSER_DISABLE_NETWORK=1 \
-        composer install --no-interaction --no-progress --quiet)
-    cp php/composer.json "$stamp"
-fi
+mv "$DIR/app/composer.json.new" "$DIR/app/composer.json"
+composer_install "$DIR/app"
+# The examples, each an application of its own (examples/php/).
+composer_install examples/php/symfony
+composer_install examples/php/laravel
+mkdir -p examples/php/laravel/bootstrap/cache

@@ -9,7 +9,9 @@
 //!   Laravel's places (php/tests/laravel.xml);
 //! - the package's own tests (php/tests/ours.xml): Laravel's way in, the ground of Laravel's
 //!   integration tests (which need Orchestra Testbench), Symfony's rate limiters on the
-//!   server's clock, the client on a cluster and against a server without the module.
+//!   server's clock, the client on a cluster and against a server without the module, and the
+//!   example applications (examples/php/: a Symfony controller, a Laravel route and job), each
+//!   served by PHP's built-in server and driven over HTTP.
 //!
 //! Each run must pass exactly its count, none skipped, and afterwards the servers'
 //! commandstats must show no script but the suites' own (Symfony's backward-compatibility test
@@ -39,8 +41,9 @@ const SYMFONY_CLUSTER_EVALS: u64 = 1;
 const LARAVEL_TESTS: u32 = 3 + 6;
 
 /// php/tests/ours.xml: Laravel's locks (7 on each client, 1 on phpredis's serializers) and
-/// limiters (7 on each client); Symfony's rate limiters (6 on each client).
-const OUR_TESTS: u32 = (7 * 2 + 1) + 7 * 2 + 6 * 2;
+/// limiters (7 on each client); Symfony's rate limiters (6 on each client); the client (4 on
+/// each client, 1 of an ACL); the example applications over HTTP (2 Symfony, 2 Laravel).
+const OUR_TESTS: u32 = (7 * 2 + 1) + 7 * 2 + 6 * 2 + (4 * 2 + 1) + 4;
 
 /// The longest one PHPUnit run may take before it is killed as hung (each takes about 10 s).
 const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
@@ -129,8 +132,24 @@ on_every_server! {
     /// The package's own tests, a server without the module and a cluster beside.
     fn php_package_tests(flavor: Flavor) {
         let server = Server::start(flavor);
+        // Without the module: nothing to replicate, so no replica either.
+        let bare = Server::builder(flavor).without_module().without_replica().start();
+        let cluster = support::start_cluster(flavor, 3);
         let label = format!("{} (goblin-redis)", flavor.label());
-        phpunit(&label, "ours.xml", &[("GOBLIN_TEST_SERVER", address(&server))], OUR_TESTS);
+        let nodes: Vec<String> = cluster.iter().map(address).collect();
+        phpunit(
+            &label,
+            "ours.xml",
+            &[
+                ("GOBLIN_TEST_SERVER", address(&server)),
+                ("GOBLIN_TEST_BARE", address(&bare)),
+                ("GOBLIN_TEST_CLUSTER", nodes.join(" ")),
+            ],
+            OUR_TESTS,
+        );
+        let (calls, errors) = support::stats(&cluster.iter().collect::<Vec<_>>());
+        assert_scripts(&label, &calls, 0, &["goblin.lock", "goblin.extend", "goblin.cad", "goblin.gcra"]);
+        assert_eq!(errors.get("MOVED"), None, "{label}: the cluster redirected: {errors:?}");
         let (calls, _) = support::stats(&[&server]);
         assert_scripts(
             &label,

@@ -228,9 +228,19 @@ final class Client
             return $this->sendPredis($node, $key, $command);
         }
         $node->clearLastError();
-        $reply = self::CLUSTER === $this->kind
-            ? $node->rawCommand($key, ...$command)
-            : $node->rawCommand(...$command);
+        try {
+            $reply = self::CLUSTER === $this->kind
+                ? $node->rawCommand($key, ...$command)
+                : $node->rawCommand(...$command);
+        } catch (\RedisException $error) {
+            // phpredis throws some error replies (NOPERM, ...) where it returns others; its own
+            // errors (the connection's) are not in a reply's form, and stay what they are.
+            if (1 === preg_match('/^[A-Z][A-Z_-]+ /', $error->getMessage())) {
+                throw new CommandException($error->getMessage(), 0, $error);
+            }
+
+            throw $error;
+        }
         if (false === $reply) {
             $error = $node->getLastError();
             if (null !== $error) {
