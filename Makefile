@@ -3,7 +3,8 @@
 #                 Redis 7.0, Redis 8.2, Valkey 9.1 and Redis 8.10
 #   make run      a server on 127.0.0.1:6379 with the module
 #                 (SERVER=valkey91|redis82|redis70|redis810)
-#   make lint     rustfmt and clippy, warnings as errors
+#   make lint     rustfmt and clippy, warnings as errors; ruff, mypy, tsc, eslint; php -l, PHP_CodeSniffer
+#                 and Intelephense (php/, examples/php/, bench/php/)
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
 #   make bench    the benchmark: bench/results/latest.md and latest.png, then make instructions
 #   make instructions  instructions per call against the floor module and the natives, and
@@ -87,6 +88,12 @@ lint: deps
 	bash scripts/node.sh
 	cd node && node_modules/.bin/tsc -p tsconfig.check.json && node_modules/.bin/eslint .
 	for dir in examples/node bench/node; do (cd $$dir && ../../node/node_modules/.bin/eslint .) || exit 1; done
+	bash scripts/php.sh analysis
+	for file in $$(find php examples/php bench/php -name '*.php' -not -path '*/vendor/*' -not -path '*/cache/*'); do \
+		php -d display_errors=stderr -l $$file >/dev/null || exit 1; \
+	done
+	phpcs --standard=php/phpcs.xml php/src php/tests examples/php bench/php
+	node scripts/php-analysis/analyse.mjs php examples/php bench/php
 
 # The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.
 # Installs only what SERVER needs (a first `make run` on Valkey builds no Redis 8.10).

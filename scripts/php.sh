@@ -16,7 +16,12 @@
 #     changes), whose vendor/autoload.php the tests and the benchmark load; and the examples'
 #     own (examples/php/symfony, examples/php/laravel), the same way.
 #
-#   scripts/php.sh          all of it (scripts/servers.sh, make lint)
+# and, with `analysis`, make lint's static analyser: Intelephense, from npm, pinned by
+# scripts/php-analysis/package-lock.json (npm ci into scripts/php-analysis/node_modules, ignored
+# by git; again only when the lockfile changes).
+#
+#   scripts/php.sh            all but the analyser (scripts/servers.sh: make test, make bench)
+#   scripts/php.sh analysis   all of it (make lint)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "php.sh: $*"; }
@@ -133,3 +138,13 @@ composer_install "$DIR/app"
 composer_install examples/php/symfony
 composer_install examples/php/laravel
 mkdir -p examples/php/laravel/bootstrap/cache
+
+if [ "${1:-}" = analysis ]; then
+    tools=scripts/php-analysis
+    stamp=$tools/node_modules/.goblin-installed-lock.json
+    if ! cmp -s "$tools/package-lock.json" "$stamp" 2>/dev/null; then
+        say "installing $tools/package-lock.json into $tools/node_modules"
+        (cd "$tools" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+        cp "$tools/package-lock.json" "$stamp"
+    fi
+fi

@@ -37,10 +37,10 @@ final class ExamplesTest extends TestCase
         [$host, $redisPort] = Servers::goblin();
         $env = ['GOBLIN_REDIS' => "$host:$redisPort", 'PHP_CLI_SERVER_WORKERS' => (string) $workers, 'PATH' => getenv('PATH')];
         $process = proc_open(
-            ['php', '-S', "127.0.0.1:$port", '-t', __DIR__."/$name/public"],
+            ['php', '-S', "127.0.0.1:$port", '-t', __DIR__ . "/$name/public"],
             [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']],
             $pipes,
-            __DIR__."/$name",
+            __DIR__ . "/$name",
             $env,
         );
         self::assertIsResource($process);
@@ -56,7 +56,11 @@ final class ExamplesTest extends TestCase
         return $port;
     }
 
-    /** Sends a request; its socket, to read the response from. */
+    /**
+     * Sends a request; its socket, to read the response from.
+     *
+     * @return resource
+     */
     private static function send(int $port, string $method, string $path)
     {
         $socket = stream_socket_client("tcp://127.0.0.1:$port", $errno, $error, 5);
@@ -66,7 +70,11 @@ final class ExamplesTest extends TestCase
         return $socket;
     }
 
-    /** @return array{int, array<string, string>, mixed} status, headers (lower case), JSON body */
+    /**
+     * @param resource $socket
+     *
+     * @return array{int, array<string, string>, mixed} status, headers (lower case), JSON body
+     */
     private static function read($socket): array
     {
         stream_set_timeout($socket, 30);
@@ -100,7 +108,7 @@ final class ExamplesTest extends TestCase
             usleep((10000 - $into + 50) * 1000);
         }
         $remaining = [];
-        foreach (range(1, 3) as $i) {
+        for ($i = 1; $i <= 3; ++$i) {
             [$status, $headers] = self::request($port, 'GET', '/api/quote');
             $this->assertSame(200, $status);
             $remaining[] = $headers['x-ratelimit-remaining'];
@@ -138,7 +146,7 @@ final class ExamplesTest extends TestCase
         }
         $before = Servers::calls();
         $remaining = [];
-        foreach (range(1, 3) as $i) {
+        for ($i = 1; $i <= 3; ++$i) {
             [$status, $headers, $body] = self::request($port, 'GET', '/api/ping');
             $this->assertSame(200, $status);
             $this->assertSame(['pong' => true], $body);

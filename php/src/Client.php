@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Goblin;
 
 use Predis\ClientInterface as PredisClient;
+use Predis\Command\Processor\KeyPrefixProcessor;
 use Predis\Command\RawCommand;
 use Predis\Connection\Aggregate\ClusterInterface as PredisCluster;
 use Predis\Response\ErrorInterface as PredisError;
@@ -96,7 +97,7 @@ final class Client
             $options = $this->redis->getOptions();
             $prefix = isset($options->prefix) ? $options->prefix : null;
 
-            return null === $prefix ? $key : $prefix->getPrefix().$key;
+            return $prefix instanceof KeyPrefixProcessor ? $prefix->getPrefix() . $key : $key;
         }
         $node = self::ARRAY === $this->kind ? $this->node($key) : $this->redis;
 
@@ -172,7 +173,7 @@ final class Client
             return $default;
         }
         $timeout = $node instanceof \RedisCluster
-            ? (float) $node->getOption(\RedisCluster::OPT_READ_TIMEOUT)
+            ? (float) $node->getOption(\Redis::OPT_READ_TIMEOUT)
             : (float) $node->getReadTimeout();
 
         return 0.0 === $timeout ? $default : $timeout;

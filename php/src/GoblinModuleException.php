@@ -21,8 +21,8 @@ final class GoblinModuleException extends CommandException
         if ($version < Goblin::MODULE_VERSION) {
             throw new self(sprintf(
                 "the server's Goblin module is version %d (%s); goblin-redis needs version %d (%s) or later: "
-                .'load a newer libgoblin.so (MODULE UNLOAD needs the module\'s allow-unload argument, so restart '
-                .'the server with the new loadmodule)',
+                . 'load a newer libgoblin.so (MODULE UNLOAD needs the module\'s allow-unload argument, so restart '
+                . 'the server with the new loadmodule)',
                 $version,
                 Goblin::versionText($version),
                 Goblin::MODULE_VERSION,
@@ -47,7 +47,7 @@ final class GoblinModuleException extends CommandException
         if (str_contains($text, 'wrong number of arguments')) {
             return new self(sprintf(
                 "the server's %s does not take these arguments: its Goblin module is older than goblin-redis "
-                .'needs (version %d or later): load a newer libgoblin.so',
+                . 'needs (version %d or later): load a newer libgoblin.so',
                 $command,
                 Goblin::MODULE_VERSION,
             ), 0, $error);
@@ -87,8 +87,8 @@ final class GoblinModuleException extends CommandException
     {
         return sprintf(
             'the server has no %s: load the Goblin module (loadmodule /path/to/libgoblin.so in its config '
-            .'file, or MODULE LOAD /path/to/libgoblin.so; on every node of a cluster); goblin-redis needs '
-            ."Goblin %s (MODULE LIST's ver %d) or later",
+            . 'file, or MODULE LOAD /path/to/libgoblin.so; on every node of a cluster); goblin-redis needs '
+            . "Goblin %s (MODULE LIST's ver %d) or later",
             $what,
             Goblin::versionText(Goblin::MODULE_VERSION),
             Goblin::MODULE_VERSION,

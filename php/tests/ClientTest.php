@@ -44,7 +44,10 @@ final class ClientTest extends TestCase
         $before = Servers::calls($bare);
         $entryPoints = [
             'Symfony Lock' => static fn () => (new GoblinStore(self::client($kind, $bare)))->save(new Key('report')),
-            'Symfony RateLimiter' => static fn () => (new RateLimiterFactory(['id' => 'api', 'policy' => 'sliding_window', 'limit' => 1, 'interval' => '1 minute'], self::client($kind, $bare)))->create('x')->consume(),
+            'Symfony RateLimiter' => static fn () => (new RateLimiterFactory(
+                ['id' => 'api', 'policy' => 'sliding_window', 'limit' => 1, 'interval' => '1 minute'],
+                self::client($kind, $bare),
+            ))->create('x')->consume(),
             'Laravel' => static fn () => (new DurationLimiter(self::client($kind, $bare), 'api', 1, 60))->acquire(),
         ];
         foreach ($entryPoints as $name => $entryPoint) {
@@ -69,8 +72,8 @@ final class ClientTest extends TestCase
     public function testAFailedCheckIsAskedAgainAndAPassedOneIsNot(string $kind): void
     {
         $bare = Servers::bare() ?? throw new \RuntimeException('GOBLIN_TEST_BARE is not set');
-        $store = new GoblinStore($redis = self::client($kind, $bare));
-        foreach ([1, 2] as $attempt) {
+        $store = new GoblinStore(self::client($kind, $bare));
+        for ($attempt = 1; $attempt <= 2; ++$attempt) {
             try {
                 $store->save(new Key('again'));
                 $this->fail('saved without Goblin');
@@ -78,7 +81,7 @@ final class ClientTest extends TestCase
             }
         }
         $before = Servers::calls();
-        $store = new GoblinStore($redis = self::client($kind));
+        $store = new GoblinStore(self::client($kind));
         foreach (range(1, 5) as $i) {
             $key = new Key("once-$i");
             $store->save($key);

@@ -14,9 +14,9 @@ declare(strict_types=1);
  */
 
 $root = dirname(__DIR__, 2);
-$sources = $root.'/.servers/php/src';
+$sources = $root . '/.servers/php/src';
 
-require $root.'/.servers/php/app/vendor/autoload.php';
+require $root . '/.servers/php/app/vendor/autoload.php';
 require_once 'Predis/autoload.php';
 require_once 'Mockery/autoload.php';
 require_once 'Symfony/Component/Lock/autoload.php';
@@ -24,14 +24,14 @@ require_once 'Symfony/Component/RateLimiter/autoload.php';
 require_once 'Illuminate/autoload.php';
 
 $prefixes = [
-    'Goblin\\Tests\\' => __DIR__.'/',
-    'Symfony\\Component\\Lock\\Tests\\' => $sources.'/symfony/src/Symfony/Component/Lock/Tests/',
-    'Illuminate\\Tests\\' => $sources.'/laravel/tests/',
+    'Goblin\\Tests\\' => __DIR__ . '/',
+    'Symfony\\Component\\Lock\\Tests\\' => $sources . '/symfony/src/Symfony/Component/Lock/Tests/',
+    'Illuminate\\Tests\\' => $sources . '/laravel/tests/',
 ];
 spl_autoload_register(static function (string $class) use ($prefixes): void {
     foreach ($prefixes as $prefix => $dir) {
         if (str_starts_with($class, $prefix)) {
-            $file = $dir.str_replace('\\', '/', substr($class, strlen($prefix))).'.php';
+            $file = $dir . str_replace('\\', '/', substr($class, strlen($prefix))) . '.php';
             if (is_file($file)) {
                 require $file;
             }

@@ -34,7 +34,7 @@ class GoblinServiceProvider extends ServiceProvider
     public function register(): void
     {
         $this->callAfterResolving('redis', function (RedisManager $redis, Application $app): void {
-            if (false === $app['config']->get('goblin.redis', true)) {
+            if (false === $app->make('config')->get('goblin.redis', true)) {
                 return;
             }
             // Not static: the manager binds each creator to itself.
@@ -46,13 +46,13 @@ class GoblinServiceProvider extends ServiceProvider
             // Not static: the manager binds each creator to itself.
             $cache->extend('goblin', function (Application $app, array $config) use ($cache) {
                 $connection = $config['connection'] ?? 'default';
-                $store = new GoblinStore($app['redis'], $config['prefix'] ?? $app['config']['cache.prefix'], $connection);
+                $store = new GoblinStore($app->make('redis'), $config['prefix'] ?? $app->make('config')->get('cache.prefix'), $connection);
 
                 return $cache->repository($store->setLockConnection($config['lock_connection'] ?? $connection));
             });
         });
 
-        if (false !== $this->app['config']->get('goblin.throttle_requests', true)) {
+        if (false !== $this->app->make('config')->get('goblin.throttle_requests', true)) {
             $this->app->bind(ThrottleRequestsWithRedis::class, ThrottleRequestsWithGoblin::class);
         }
     }

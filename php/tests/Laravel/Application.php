@@ -53,7 +53,7 @@ final class Application
     /** The provider php/composer.json's `extra.laravel.providers` names, as package discovery reads it. */
     private static function discovered(): string
     {
-        $composer = json_decode((string) file_get_contents(__DIR__.'/../../composer.json'), true, 512, \JSON_THROW_ON_ERROR);
+        $composer = json_decode((string) file_get_contents(__DIR__ . '/../../composer.json'), true, 512, \JSON_THROW_ON_ERROR);
         $providers = $composer['extra']['laravel']['providers'];
         \assert([GoblinServiceProvider::class] === $providers);
 

@@ -15,7 +15,6 @@ use Goblin\Laravel\Redis\PredisConnection;
 use Goblin\Tests\Servers;
 use Illuminate\Cache\RateLimiter;
 use Illuminate\Cache\RateLimiting\Limit;
-use Illuminate\Contracts\Redis\LimiterTimeoutException;
 use Illuminate\Foundation\Application as LaravelApplication;
 use Illuminate\Http\Exceptions\ThrottleRequestsException;
 use Illuminate\Http\Request;
@@ -74,7 +73,7 @@ final class LimitersTest extends TestCase
                 static function () use (&$ran, $i): void {
                     $ran[] = $i;
                 },
-                static function (LimiterTimeoutException $e) use (&$refused, $i): void {
+                static function () use (&$refused, $i): void {
                     $refused[] = $i;
                 },
             );
@@ -100,7 +99,7 @@ final class LimitersTest extends TestCase
     public function testFunnelWaitsInLineForASlot(string $client): void
     {
         $this->boot($client);
-        $holder = new class(Redis::connection(), 'jobs', 1, 1) extends ConcurrencyLimiter {
+        $holder = new class (Redis::connection(), 'jobs', 1, 1) extends ConcurrencyLimiter {
             protected function release($key, $id)
             {
                 // kept until its lease of 1 s ends
@@ -131,7 +130,7 @@ final class LimitersTest extends TestCase
         $next = static fn (): Response => new Response('yes');
 
         $remaining = [];
-        foreach (range(1, 2) as $i) {
+        for ($i = 1; $i <= 2; ++$i) {
             $response = $middleware->handle($this->request(), $next, 2, 1);
             $this->assertSame('yes', $response->getContent());
             $this->assertSame('2', $response->headers->get('X-RateLimit-Limit'));

@@ -8,7 +8,7 @@ use Goblin\Laravel\Cache\PhpRedisLock;
 use Goblin\Laravel\Cache\RedisLock;
 use Goblin\Tests\Servers;
 use Illuminate\Contracts\Cache\LockTimeoutException;
-use Illuminate\Foundation\Application as LaravelApplication;
+use Illuminate\Contracts\Cache\LockProvider;
 use Illuminate\Support\Facades\Cache;
 use PHPUnit\Framework\TestCase;
 
@@ -19,7 +19,6 @@ use PHPUnit\Framework\TestCase;
  */
 final class LocksTest extends TestCase
 {
-    private LaravelApplication $app;
     private \Redis $raw;
 
     public static function clients(): array
@@ -29,17 +28,26 @@ final class LocksTest extends TestCase
 
     private function boot(string $client): void
     {
-        $this->app = Application::make($client);
+        Application::make($client);
         $this->raw = Servers::redis();
         $this->raw->select(3);
         $this->raw->flushDB();
+    }
+
+    /** The `goblin` store, which makes the locks. */
+    private function locks(): LockProvider
+    {
+        $store = Cache::store('goblin')->getStore();
+        \assert($store instanceof LockProvider);
+
+        return $store;
     }
 
     /** @dataProvider clients */
     public function testALockIsGoblinsOnTheKeyLaravelWouldWrite(string $client): void
     {
         $this->boot($client);
-        $lock = Cache::store('goblin')->lock('report', 10);
+        $lock = $this->locks()->lock('report', 10);
         $this->assertInstanceOf('phpredis' === $client ? PhpRedisLock::class : RedisLock::class, $lock);
         $this->assertTrue($lock->get());
         // The connection's prefix, then the cache's, then the name; the owner as it is, with a 10 s lease.
@@ -47,18 +55,18 @@ final class LocksTest extends TestCase
         $ttl = $this->raw->pTTL('app_cache_:report');
         $this->assertGreaterThan(9000, $ttl);
         $this->assertLessThanOrEqual(10000, $ttl);
-        $this->assertFalse(Cache::store('goblin')->lock('report', 10)->get());
-        $this->assertFalse(Cache::store('goblin')->lock('report', 10)->release());
+        $this->assertFalse($this->locks()->lock('report', 10)->get());
+        $this->assertFalse($this->locks()->lock('report', 10)->release());
         $this->assertTrue($lock->release());
         $this->assertSame(0, $this->raw->exists('app_cache_:report'));
-        $this->assertTrue(Cache::store('goblin')->lock('report', 10)->get());
+        $this->assertTrue($this->locks()->lock('report', 10)->get());
     }
 
     /** @dataProvider clients */
     public function testNoSecondsIsNoLease(string $client): void
     {
         $this->boot($client);
-        $this->assertTrue(Cache::store('goblin')->lock('forever')->get());
+        $this->assertTrue($this->locks()->lock('forever')->get());
         $this->assertSame(-1, $this->raw->pTTL('app_cache_:forever'));
     }
 
@@ -68,8 +76,8 @@ final class LocksTest extends TestCase
         $this->boot($client);
         $before = Servers::calls();
         $start = Servers::now();
-        $this->assertTrue(Cache::store('goblin')->lock('line', 1)->get());
-        $second = Cache::store('goblin')->lock('line', 10);
+        $this->assertTrue($this->locks()->lock('line', 1)->get());
+        $second = $this->locks()->lock('line', 10);
         $this->assertSame('ran', $second->block(5, static fn (): string => 'ran'));
         // Granted when the first lease ended, on the server's clock, and not before.
         $this->assertGreaterThanOrEqual($start + 1000, Servers::now());
@@ -82,10 +90,10 @@ final class LocksTest extends TestCase
     public function testBlockGivesUpAfterItsSeconds(string $client): void
     {
         $this->boot($client);
-        $this->assertTrue(Cache::store('goblin')->lock('held', 30)->get());
+        $this->assertTrue($this->locks()->lock('held', 30)->get());
         $start = Servers::now();
         try {
-            Cache::store('goblin')->lock('held', 10)->block(1);
+            $this->locks()->lock('held', 10)->block(1);
             $this->fail('the lock was held');
         } catch (LockTimeoutException) {
         }
@@ -97,24 +105,24 @@ final class LocksTest extends TestCase
     {
         $this->boot($client);
         try {
-            Cache::store('goblin')->lock('failing', 10)->block(1, static function (): void {
+            $this->locks()->lock('failing', 10)->block(1, static function (): void {
                 throw new \RuntimeException('failed');
             });
         } catch (\RuntimeException) {
         }
-        $this->assertTrue(Cache::store('goblin')->lock('failing', 1)->get());
+        $this->assertTrue($this->locks()->lock('failing', 1)->get());
     }
 
     /** @dataProvider clients */
     public function testAnOwnerReleasesItsRestoredLockAndOnlyIt(string $client): void
     {
         $this->boot($client);
-        $first = Cache::store('goblin')->lock('owned', 10);
+        $first = $this->locks()->lock('owned', 10);
         $this->assertTrue($first->get());
-        $this->assertFalse(Cache::store('goblin')->restoreLock('owned', 'someone else')->release());
-        $this->assertTrue(Cache::store('goblin')->restoreLock('owned', $first->owner())->release());
-        $this->assertTrue(Cache::store('goblin')->lock('owned')->get());
-        Cache::store('goblin')->lock('owned')->forceRelease();
+        $this->assertFalse($this->locks()->restoreLock('owned', 'someone else')->release());
+        $this->assertTrue($this->locks()->restoreLock('owned', $first->owner())->release());
+        $this->assertTrue($this->locks()->lock('owned')->get());
+        $this->locks()->lock('owned')->forceRelease();
         $this->assertSame(0, $this->raw->exists('app_cache_:owned'));
     }
 
@@ -122,7 +130,9 @@ final class LocksTest extends TestCase
     public function testTheLockConnectionIsTheStores(string $client): void
     {
         $this->boot($client);
-        $this->assertSame('default', Cache::store('goblin')->lock('foo')->getConnectionName());
+        $lock = $this->locks()->lock('foo');
+        \assert($lock instanceof RedisLock);
+        $this->assertSame('default', $lock->getConnectionName());
     }
 
     /** The owner goes as it is, whatever the phpredis connection serializes or compresses. */
@@ -134,15 +144,15 @@ final class LocksTest extends TestCase
             $serializers[] = \Redis::SERIALIZER_JSON;
         }
         foreach ($serializers as $serializer) {
-            /** @var \Illuminate\Cache\RedisStore $store */
             $store = Cache::store('goblin')->getStore();
+            \assert($store instanceof \Illuminate\Cache\RedisStore);
             $store->lockConnection()->client()->setOption(\Redis::OPT_SERIALIZER, $serializer);
             $lock = $store->lock('serialized', 10);
             $this->assertTrue($lock->get());
             $this->assertSame($lock->owner(), $this->raw->get('app_cache_:serialized'));
             $this->assertFalse($store->lock('serialized', 10)->get());
             $this->assertTrue($lock->release());
-            $this->assertNull($store->lockConnection()->get($store->getPrefix().'serialized'));
+            $this->assertNull($store->lockConnection()->get($store->getPrefix() . 'serialized'));
         }
     }
 }

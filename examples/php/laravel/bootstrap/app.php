@@ -9,7 +9,7 @@ declare(strict_types=1);
  */
 
 require_once 'Illuminate/autoload.php';
-require __DIR__.'/../vendor/autoload.php';
+require __DIR__ . '/../vendor/autoload.php';
 
 $app = new Illuminate\Foundation\Application(dirname(__DIR__));
 $app->singleton(Illuminate\Contracts\Http\Kernel::class, App\Http\Kernel::class);

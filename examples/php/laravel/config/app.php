@@ -1,5 +1,7 @@
 <?php
 
+declare(strict_types=1);
+
 return [
     'name' => 'goblin-example',
     'env' => 'production',
@@ -7,7 +9,7 @@ return [
     'url' => 'http://127.0.0.1',
     'timezone' => 'UTC',
     'locale' => 'en',
-    'key' => 'base64:'.base64_encode(str_repeat('g', 32)),
+    'key' => 'base64:' . base64_encode(str_repeat('g', 32)),
     'cipher' => 'AES-256-CBC',
     'providers' => [
         Illuminate\Bus\BusServiceProvider::class,

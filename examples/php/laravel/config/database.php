@@ -1,5 +1,7 @@
 <?php
 
+declare(strict_types=1);
+
 [$host, $port] = explode(':', env('GOBLIN_REDIS', '127.0.0.1:6379'));
 
 return [

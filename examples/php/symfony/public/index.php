@@ -24,7 +24,7 @@ use Symfony\Component\Routing\RequestContext;
 use Symfony\Component\Routing\Route;
 use Symfony\Component\Routing\RouteCollection;
 
-require __DIR__.'/../vendor/autoload.php';
+require __DIR__ . '/../vendor/autoload.php';
 require_once 'Symfony/Component/HttpKernel/autoload.php';
 require_once 'Symfony/Component/Routing/autoload.php';
 require_once 'Symfony/Component/Lock/autoload.php';

@@ -24,7 +24,7 @@ class GoblinStore extends RedisStore
     public function lock($name, $seconds = 0, $owner = null)
     {
         $connection = $this->lockConnection();
-        $name = $this->prefix.$name;
+        $name = $this->prefix . $name;
 
         return $connection instanceof PhpRedisConnection
             ? new PhpRedisLock($connection, $name, $seconds, $owner)

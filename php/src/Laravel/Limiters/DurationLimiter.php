@@ -22,11 +22,22 @@ use Illuminate\Contracts\Redis\LimiterTimeoutException;
  */
 class DurationLimiter
 {
-    /** The end of the current window, a Unix timestamp in seconds (rounded up). */
+    /**
+     * The end of the current window, a Unix timestamp in seconds (rounded up).
+     *
+     * @var int|null
+     */
     public $decaysAt;
 
-    /** How many attempts the current window has left. */
+    /**
+     * How many attempts the current window has left.
+     *
+     * @var int|null
+     */
     public $remaining;
+
+    /** Milliseconds until the window ends, from the last attempt's reply. */
+    private int $ttl = 0;
 
     /**
      * @param mixed  $redis    a Redis connection, the Redis manager (its default connection), or a client
@@ -60,9 +71,6 @@ class DurationLimiter
 
         return \is_callable($callback) ? $callback() : true;
     }
-
-    /** Milliseconds until the window ends, from the last attempt's reply. */
-    private int $ttl = 0;
 
     /**
      * One attempt (GOBLIN.FWINDOW): whether it passes; counted either way, as Laravel counts it.

@@ -47,7 +47,11 @@ class GoblinStore implements BlockingStoreInterface
     public function __construct(object $redis, private readonly float $initialTtl = 300.0)
     {
         if (!Client::supports($redis)) {
-            throw new InvalidArgumentException(sprintf('"%s()" expects parameter 1 to be Redis, RedisArray, RedisCluster, RedisProxy, RedisClusterProxy or Predis\ClientInterface, "%s" given.', __METHOD__, get_debug_type($redis)));
+            throw new InvalidArgumentException(sprintf(
+                '"%s()" expects parameter 1 to be Redis, RedisArray, RedisCluster, RedisProxy, RedisClusterProxy or Predis\ClientInterface, "%s" given.',
+                __METHOD__,
+                get_debug_type($redis),
+            ));
         }
         if ($initialTtl <= 0) {
             throw new InvalidTtlException(sprintf('"%s()" expects a strictly positive TTL. Got %d.', __METHOD__, $initialTtl));

@@ -42,7 +42,7 @@ final class RateLimiterFactory
 
     public function create(?string $key = null): LimiterInterface
     {
-        $id = $this->config['id'].'-'.$key;
+        $id = $this->config['id'] . '-' . $key;
 
         return match ($this->config['policy']) {
             'token_bucket' => new TokenBucketLimiter($id, $this->config['limit'], $this->config['rate'], $this->redis),
@@ -60,11 +60,14 @@ final class RateLimiterFactory
 
     private static function configureOptions(OptionsResolver $options): void
     {
-        $intervalNormalizer = static function (Options $options, string $interval): \DateInterval {
-            $now = new \DateTimeImmutable('@'.time());
-            $later = @$now->modify('+'.$interval);
+        $intervalNormalizer = static function (Options $_, string $interval): \DateInterval {
+            $now = new \DateTimeImmutable('@' . time());
+            $later = @$now->modify('+' . $interval);
             if (false === $later) {
-                throw new \LogicException(sprintf('Cannot parse interval "%s", please use a valid unit as described on https://www.php.net/datetime.formats.relative.', $interval));
+                throw new \LogicException(sprintf(
+                    'Cannot parse interval "%s", please use a valid unit as described on https://www.php.net/datetime.formats.relative.',
+                    $interval,
+                ));
             }
 
             return $now->diff($later);
@@ -81,7 +84,7 @@ final class RateLimiterFactory
                         ->define('amount')->allowedTypes('int')->default(1)
                         ->define('interval')->allowedTypes('string')->normalize($intervalNormalizer);
                 })
-                ->normalize(static fn (Options $options, array $value): ?Rate => isset($value['interval'])
+                ->normalize(static fn (Options $_, array $value): ?Rate => isset($value['interval'])
                     ? new Rate($value['interval'], $value['amount'])
                     : null)
         ;

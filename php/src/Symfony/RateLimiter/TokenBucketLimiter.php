@@ -56,7 +56,11 @@ final class TokenBucketLimiter implements LimiterInterface
     public function reserve(int $tokens = 1, ?float $maxTime = null): Reservation
     {
         if ($tokens > $this->maxBurst) {
-            throw new \InvalidArgumentException(sprintf('Cannot reserve more tokens (%d) than the burst size of the rate limiter (%d).', $tokens, $this->maxBurst));
+            throw new \InvalidArgumentException(sprintf(
+                'Cannot reserve more tokens (%d) than the burst size of the rate limiter (%d).',
+                $tokens,
+                $this->maxBurst,
+            ));
         }
         // The tokens that refill while the caller may wait: the server lets the TAT run that much further ahead.
         $ahead = (int) floor(min($maxTime ?? self::LONGEST_WAIT, self::LONGEST_WAIT) / $this->emission);
@@ -66,7 +70,11 @@ final class TokenBucketLimiter implements LimiterInterface
             $wait = max(0, $reply['retryAfter']) + $ahead * $this->emission;
 
             throw new MaxWaitDurationExceededException(
-                sprintf('The rate limiter wait time ("%d" seconds) is longer than the provided maximum time ("%d" seconds).', $wait, $maxTime ?? self::LONGEST_WAIT),
+                sprintf(
+                    'The rate limiter wait time ("%d" seconds) is longer than the provided maximum time ("%d" seconds).',
+                    $wait,
+                    $maxTime ?? self::LONGEST_WAIT,
+                ),
                 new RateLimit(max(0, $reply['remaining'] - $ahead), Clock::at($now + $wait), false, $this->maxBurst),
             );
         }

@@ -44,9 +44,11 @@ final class RateLimiterTest extends TestCase
     public function testTheFactoryTakesSymfonysConfiguration(string $client): void
     {
         $factory = fn (array $config): RateLimiterFactory => $this->factory($client, $config);
-        $this->assertInstanceOf(FixedWindowLimiter::class, $factory(['id' => 'a', 'policy' => 'fixed_window', 'limit' => 2, 'interval' => '1 minute'])->create('x'));
-        $this->assertInstanceOf(SlidingWindowLimiter::class, $factory(['id' => 'a', 'policy' => 'sliding_window', 'limit' => 2, 'interval' => '1 minute'])->create('x'));
-        $this->assertInstanceOf(TokenBucketLimiter::class, $factory(['id' => 'a', 'policy' => 'token_bucket', 'limit' => 2, 'rate' => ['interval' => '5 seconds', 'amount' => 2]])->create('x'));
+        $window = ['id' => 'a', 'limit' => 2, 'interval' => '1 minute'];
+        $bucket = ['id' => 'a', 'policy' => 'token_bucket', 'limit' => 2, 'rate' => ['interval' => '5 seconds', 'amount' => 2]];
+        $this->assertInstanceOf(FixedWindowLimiter::class, $factory(['policy' => 'fixed_window'] + $window)->create('x'));
+        $this->assertInstanceOf(SlidingWindowLimiter::class, $factory(['policy' => 'sliding_window'] + $window)->create('x'));
+        $this->assertInstanceOf(TokenBucketLimiter::class, $factory($bucket)->create('x'));
         $this->assertInstanceOf(NoLimiter::class, $factory(['id' => 'a', 'policy' => 'no_limit'])->create('x'));
         $this->expectException(InvalidOptionsException::class);
         $factory(['id' => 'a', 'policy' => 'leaky_bucket', 'limit' => 2]);
@@ -58,7 +60,7 @@ final class RateLimiterTest extends TestCase
         $limiter = $this->factory($client, ['id' => 'api', 'policy' => 'fixed_window', 'limit' => 3, 'interval' => '2 seconds'])->create('10.0.0.1');
         $start = Servers::now($this->raw);
         $remaining = [];
-        foreach (range(1, 3) as $i) {
+        for ($i = 1; $i <= 3; ++$i) {
             $limit = $limiter->consume();
             $this->assertTrue($limit->isAccepted());
             $remaining[] = $limit->getRemainingTokens();
@@ -102,10 +104,11 @@ final class RateLimiterTest extends TestCase
     /** @dataProvider clients */
     public function testATokenBucketRefillsOnTheServersClock(string $client): void
     {
-        $limiter = $this->factory($client, ['id' => 'upload', 'policy' => 'token_bucket', 'limit' => 3, 'rate' => ['interval' => '1 second', 'amount' => 1]])->create('u');
+        $config = ['id' => 'upload', 'policy' => 'token_bucket', 'limit' => 3, 'rate' => ['interval' => '1 second', 'amount' => 1]];
+        $limiter = $this->factory($client, $config)->create('u');
         $start = Servers::now($this->raw);
         $remaining = [];
-        foreach (range(1, 3) as $i) {
+        for ($i = 1; $i <= 3; ++$i) {
             $limit = $limiter->consume();
             $this->assertTrue($limit->isAccepted());
             $remaining[] = $limit->getRemainingTokens();
@@ -126,7 +129,8 @@ final class RateLimiterTest extends TestCase
     /** @dataProvider clients */
     public function testATokenBucketReservationIsBookedAndActsWhenItsTokenComes(string $client): void
     {
-        $limiter = $this->factory($client, ['id' => 'upload', 'policy' => 'token_bucket', 'limit' => 2, 'rate' => ['interval' => '1 second', 'amount' => 2]])->create('r');
+        $config = ['id' => 'upload', 'policy' => 'token_bucket', 'limit' => 2, 'rate' => ['interval' => '1 second', 'amount' => 2]];
+        $limiter = $this->factory($client, $config)->create('r');
         $this->assertTrue($limiter->consume(2)->isAccepted());
         try {
             $limiter->reserve(2, 0.2);

@@ -35,7 +35,7 @@ class ImportJob implements ShouldQueue
     public function handle(): void
     {
         Redis::funnel('imports')->limit(2)->releaseAfter(60)->block(5)->then(function (): void {
-            Cache::store('goblin')->lock("import:{$this->account}", 30)->block(5, function (): void {
+            Cache::lock("import:{$this->account}", 30)->block(5, function (): void {
                 Redis::incr("imports:ran:{$this->account}");
             });
         });
