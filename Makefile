@@ -46,7 +46,7 @@ bench-smoke: build
 FUZZ_SECONDS ?= 60
 fuzz:
 	command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
-	for target in increx zwindow decimal gcra mgcra lines fwindow; do \
+	for target in increx zwindow decimal gcra mgcra lines fwindow rwlock; do \
 		mkdir -p fuzz/work/$$target; \
 		RUSTC_BOOTSTRAP=1 cargo fuzz run -O $$target fuzz/work/$$target fuzz/corpus/$$target \
 			-- -max_total_time=$(FUZZ_SECONDS) || exit 1; \

@@ -12,7 +12,8 @@ use goblin_core::decimal::Decimal;
 use goblin_core::gcra::stored_tat;
 use goblin_core::increx::{CounterPlan, CounterTtl};
 use goblin_core::native::increx::TtlChange;
-use goblin_core::zwindow::{self, Eviction, WindowExpiry, Zadded};
+use goblin_core::rwlock;
+use goblin_core::zwindow::{self, Eviction, SortedWindow, WindowExpiry, Zadded};
 
 use smallvec::SmallVec;
 
@@ -372,6 +373,59 @@ fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[&[u8]], score: f64, expiry:
         }
     }
     ctx.signal_modified(name);
+}
+
+/// A readers-writer lock's writer over its readers' sorted set (a reader promoted, or a writer
+/// taking a key whose read leases all lapsed): the set goes and the key is the writer's string,
+/// as `SET key token PXAT at_ms` replaces a key of another type, with SET's events alone.
+pub fn readers_replaced(ctx: &Ctx, key: &mut Key<'_>, token: &[u8], at_ms: i64) {
+    key.unlink();
+    stored_with_expiry(ctx, key, token, at_ms, c"set");
+}
+
+/// A read lease held by `token` until `at_ms` (a reader's grant or renewal, a writer demoted):
+/// its member of the readers' sorted set scored at `at_ms` (ZADD's event and effect, if the set
+/// changed), then the key re-armed to expire with the last lease (`readers_rearmed`).
+pub fn reader_held(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64) {
+    let score = at_ms as f64;
+    let name = key.name();
+    if key.zadd(score, token) != Zadded::Unchanged {
+        ctx.notify(EventClass::SortedSet, c"zadd", name);
+        Effect::Zadd {
+            score,
+            members: &[token.as_bytes()],
+        }
+        .replicate(ctx, name);
+    }
+    readers_rearmed(ctx, key);
+    ctx.signal_modified(name);
+}
+
+/// A read lease given back (GOBLIN.RWUNLOCK, a waiter's grant taken back): its member removed
+/// as ZREM removes it, and the key re-armed to the last lease left if it was the last to end.
+/// Whether it was there.
+pub fn reader_released(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>) -> bool {
+    let score = key.score(token);
+    if !release_members(ctx, key, &[token]) {
+        return false;
+    }
+    let highest = key.last(|_, score| score);
+    if score.zip(highest).is_some_and(|(gone, left)| gone > left) {
+        readers_rearmed(ctx, key);
+    }
+    true
+}
+
+/// The readers' key set to expire with its last lease, its highest score (`expire`, and
+/// `PEXPIREAT`); left as it is for a score no lease has (`rwlock::key_expiry`).
+fn readers_rearmed(ctx: &Ctx, key: &mut Key<'_>) {
+    let Some(at_ms) = key.last(|_, score| score).and_then(rwlock::key_expiry) else {
+        return;
+    };
+    let name = key.name();
+    key.set_abs_expire(at_ms);
+    ctx.notify(EventClass::Generic, c"expire", name);
+    Effect::PexpireAt { at_ms }.replicate(ctx, name);
 }
 
 /// A key's TTL set to expire at `at_ms` (GOBLIN.EXTEND): `expire`, and `PEXPIREAT key at_ms`.

@@ -91,6 +91,17 @@ pub mod fence {
     );
 }
 
+/// The readers-writer lock's own errors.
+pub mod rwlock {
+    use super::CommandError::{self, Message};
+
+    /// GOBLIN.BWLOCK by a reader while another reader waits to be promoted: each would wait
+    /// for the other to leave (`goblin_core::rwlock::deadlocks`).
+    pub const DEADLOCK: CommandError = Message(
+        "DEADLOCK another reader of the key already waits to write, and each would wait for the other to leave",
+    );
+}
+
 /// A blocking command's timeout, in the words of BLPOP's.
 pub mod timeout {
     use super::CommandError::{self, Message};

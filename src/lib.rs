@@ -29,6 +29,13 @@ use commands::native::delex::Delex;
 use commands::native::delifeq::Delifeq;
 use commands::native::digest::Digest;
 use commands::native::increx::Increx;
+use commands::rwlock::brlock::GoblinBrlock;
+use commands::rwlock::bwlock::GoblinBwlock;
+use commands::rwlock::rlock::GoblinRlock;
+use commands::rwlock::rwextend::GoblinRwextend;
+use commands::rwlock::rwheld::GoblinRwheld;
+use commands::rwlock::rwunlock::GoblinRwunlock;
+use commands::rwlock::wlock::GoblinWlock;
 use commands::swindow::GoblinSwindow;
 use commands::swstats::GoblinSwstats;
 use commands::zwindow::GoblinZwindow;
@@ -53,6 +60,13 @@ const COMMANDS: &[Registration] = &[
     registration::<GoblinFwindow>(),
     registration::<GoblinFwstats>(),
     registration::<GoblinMfwindow>(),
+    registration::<GoblinRlock>(),
+    registration::<GoblinWlock>(),
+    registration::<GoblinBrlock>(),
+    registration::<GoblinBwlock>(),
+    registration::<GoblinRwextend>(),
+    registration::<GoblinRwunlock>(),
+    registration::<GoblinRwheld>(),
     registration::<Increx>(),
     registration::<Delex>(),
     registration::<Digest>(),

@@ -24,10 +24,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use goblin_core::clock::seconds_of;
+use goblin_core::rwlock;
 use goblin_core::waitlist::plan::{self, KeyNow};
 use goblin_core::waitlist::{blocking_name, Ask, LineId, State, WaitLists, Waiter, WaiterId, Want};
 use goblin_core::zwindow::{self, Room};
 
+use crate::commands;
 use crate::effects::{self, Deletion};
 use crate::error::{self, CommandError};
 use crate::fencing::{self, Fence, Holder};
@@ -126,6 +128,24 @@ fn look_at_key(ctx: &Ctx, key: Arg<'_>) {
         None => Vec::new(),
     };
     wake(book, woken);
+}
+
+/// Who still waits in `key`'s line once it has been served (`serve_first`), as a readers-writer
+/// newcomer asks (`rwlock::ahead`): whether a reader or a writer waits there (it comes after
+/// them), and the tokens of the readers waiting to be promoted.
+pub fn ahead(ctx: &Ctx, key: Arg<'_>) -> (bool, Vec<Vec<u8>>) {
+    if !anyone_waits() {
+        return (false, Vec::new());
+    }
+    let book = book();
+    let Some(line) = book.lists.line_of(ctx.db(), key.as_bytes()) else {
+        return (false, Vec::new());
+    };
+    let (someone_waits, promotions) = rwlock::ahead(&book.lists, line);
+    (
+        someone_waits,
+        promotions.into_iter().map(<[u8]>::to_vec).collect(),
+    )
 }
 
 /// Puts the caller at the end of `key`'s line for `want`, blocked for `timeout_ms` (0: for
@@ -228,9 +248,15 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
         let Some(line) = lists.line(line_id) else {
             return Vec::new();
         };
-        let rooms = rooms(ctx, &mut key, line, now);
-        let key_now = key_now(&key);
-        let plan = plan::serve(lists, line_id, key_now, &rooms, now_ms, place.out_of_memory);
+        let plan = if line.reads_or_writes() {
+            // Readers and writers wait in one order: `rwlock::serve`.
+            let oom = place.out_of_memory;
+            commands::rwlock::line_plan(ctx, &mut key, lists, line_id, now_ms, oom)
+        } else {
+            let rooms = rooms(ctx, &mut key, line, now);
+            let key_now = key_now(&key);
+            plan::serve(lists, line_id, key_now, &rooms, now_ms, place.out_of_memory)
+        };
         let wants: Vec<Option<Want>> = plan
             .served
             .iter()
@@ -301,6 +327,9 @@ fn grant(
             };
             (*fence, Holder::Lease(member), at_ms)
         }
+        Want::Read { .. } | Want::Write { .. } => {
+            return commands::rwlock::granted_in_line(ctx, key, name, want, now_ms);
+        }
     };
     let fence = match Fence::asked(ctx, fence, name, holder) {
         Ok(fence) => fence,
@@ -320,6 +349,8 @@ fn grant(
             let members: Vec<Arg<'_>> = slots.iter().map(OwnedString::arg).collect();
             effects::admitted(ctx, key, seconds_of(now_ms), &members, expiry);
         }
+        // Granted above.
+        Want::Read { .. } | Want::Write { .. } => {}
     }
     let token = fence.map(|fence| match lease {
         Some(at_ms) => fence.grant(ctx, false, at_ms),
@@ -341,6 +372,9 @@ fn take_back(ctx: &Ctx, key: &mut Key<'_>, name: Arg<'_>, revoked: &[Want]) {
     let back = plan::take_back(revoked, value);
     if back.delete_lock {
         effects::deleted(ctx, key, Deletion::Unlink);
+    }
+    for token in back.readers {
+        commands::rwlock::reader_taken_back(ctx, key, name, token);
     }
     for back in back.members {
         if key.kind() == KeyKind::SortedSet {
@@ -380,7 +414,7 @@ fn rooms(ctx: &Ctx, key: &mut Key<'_>, line: &goblin_core::waitlist::Line, now: 
                 let window = group.ask.window().unwrap_or_default();
                 zwindow::room(key, &eviction, zwindow::cutoff(now, window), limit)
             }
-            Ask::Lock => Room::default(),
+            Ask::Lock | Ask::Read | Ask::Write { .. } => Room::default(),
         })
         .collect()
 }
@@ -403,11 +437,25 @@ fn key_now<'k>(key: &'k Key<'_>) -> KeyNow<'k> {
 fn served_reply(waiter: &Waiter) -> Option<Reply<'static>> {
     match (waiter.state, &waiter.want, waiter.token) {
         (State::Granted, _, Some(token)) => Some(Reply::Int(token)),
-        (State::Granted, Want::Lock { .. }, None) => Some(Reply::Status(c"OK")),
+        (State::Granted, Want::Lock { .. } | Want::Read { .. } | Want::Write { .. }, None) => {
+            Some(Reply::Status(c"OK"))
+        }
         (State::Granted, Want::Lease { .. }, None) => Some(Reply::Int(1)),
         (State::OutOfMemory, _, _) => Some(Reply::Error(error::OUT_OF_MEMORY)),
         (State::ClockBehind, _, _) => Some(Reply::Error(error::fence::CLOCK_BEHIND)),
         (State::Waiting, _, _) => None,
+    }
+}
+
+/// A waiter left its line without a grant (its time is up, it is gone). In a line of readers
+/// and writers the first who does not fit holds back everyone after it, so those after it may
+/// fit now: the line is looked at again, on a look of its own (no key may be written here).
+fn look_after_leaving(ctx: &Ctx, lists: &WaitLists, left: &Waiter) {
+    let held_back = lists
+        .line(left.line)
+        .is_some_and(|line| line.reads_or_writes());
+    if left.state == State::Waiting && held_back {
+        ctx.timer(0, left.line);
     }
 }
 
@@ -437,6 +485,7 @@ impl Waiting for Lines {
         let Some(left) = book.leave(waiter, false) else {
             return Reply::Null;
         };
+        look_after_leaving(ctx, &book.lists, &left);
         retire(ctx, &mut book.lists, left.line);
         // Woken (`Blocked::wake`), or served as its time came: its grant, or the error.
         // Otherwise its time is up; it held nobody back, so nothing else changes.
@@ -450,6 +499,7 @@ impl Waiting for Lines {
             if left.state == State::Granted {
                 ctx.timer(0, left.line);
             } else {
+                look_after_leaving(ctx, &book.lists, &left);
                 retire(ctx, &mut book.lists, left.line);
             }
         }

@@ -60,6 +60,19 @@ on_every_server! {
         run_table(&mut c, "bzwindow", GOBLIN_BZWINDOW_ROWS);
     }
 
+    /// The readers-writer lock's commands, and what the blocking ones answer at once.
+    fn the_readers_writer_pages_hold_on_every_server(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        run_table(&mut c, "rlock", GOBLIN_RLOCK_ROWS);
+        run_table(&mut c, "wlock", GOBLIN_WLOCK_ROWS);
+        run_table(&mut c, "brlock", GOBLIN_BRLOCK_ROWS);
+        run_table(&mut c, "bwlock", GOBLIN_BWLOCK_ROWS);
+        run_table(&mut c, "rwextend", GOBLIN_RWEXTEND_ROWS);
+        run_table(&mut c, "rwunlock", GOBLIN_RWUNLOCK_ROWS);
+        run_table(&mut c, "rwheld", GOBLIN_RWHELD_ROWS);
+    }
+
     /// The fixed windows in milliseconds, as their pages say.
     fn the_fixed_window_pages_hold_on_every_server(flavor: Flavor) {
         let server = Server::start(flavor);

@@ -14,6 +14,7 @@ pub mod gcra;
 pub mod increx;
 pub mod mgcra;
 pub mod native;
+pub mod rwlock;
 pub mod swindow;
 pub mod waitlist;
 pub mod word;

@@ -12,7 +12,9 @@
 //!
 //! Waiters who ask alike (a lock; or a lease of the same window and limit) form a group, served
 //! strictly in arrival order. The groups of one key are served in the arrival order of their
-//! heads, and a group whose head does not fit does not hold back another's (`plan`).
+//! heads, and a group whose head does not fit does not hold back another's (`plan`). A line of
+//! a readers-writer lock's waiters is served otherwise: all of them in one order, and the first
+//! who does not fit holds back everyone after it (`crate::rwlock::serve`).
 
 pub mod model;
 pub mod plan;
@@ -46,6 +48,22 @@ pub enum Want {
         separator: Option<Vec<u8>>,
         fence: bool,
     },
+    /// A readers-writer lock's read lease: `token` a member of the key's sorted set of readers,
+    /// scored by its lease's end, `ms` milliseconds from its grant.
+    Read {
+        token: Vec<u8>,
+        ms: i64,
+        fence: bool,
+    },
+    /// A readers-writer lock's write lease: the key a string holding `token` for `ms`
+    /// milliseconds, as a `Lock`'s. `promotes`: it held a read lease when it came, and waits
+    /// for the other readers to leave (`crate::rwlock`).
+    Write {
+        token: Vec<u8>,
+        ms: i64,
+        fence: bool,
+        promotes: bool,
+    },
 }
 
 impl Want {
@@ -55,7 +73,7 @@ impl Want {
     /// stands in a line.
     pub fn can_be_granted(&self) -> bool {
         match *self {
-            Want::Lock { .. } => true,
+            Want::Lock { .. } | Want::Read { .. } | Want::Write { .. } => true,
             Want::Lease {
                 window,
                 limit,
@@ -80,6 +98,8 @@ impl Want {
                 limit,
                 permits,
             },
+            Want::Read { .. } => Ask::Read,
+            Want::Write { promotes, .. } => Ask::Write { promotes },
         }
     }
 }
@@ -96,15 +116,25 @@ pub enum Ask {
         limit: i64,
         permits: usize,
     },
+    /// A read lease fits while no writer holds the key.
+    Read,
+    /// A write lease fits a free key; one that `promotes`, a key its own read lease is the last
+    /// of.
+    Write { promotes: bool },
 }
 
 impl Ask {
     /// The window of a lease, in seconds.
     pub fn window(self) -> Option<f64> {
         match self {
-            Ask::Lock => None,
+            Ask::Lock | Ask::Read | Ask::Write { .. } => None,
             Ask::Lease { window, .. } => Some(f64::from_bits(window)),
         }
+    }
+
+    /// Whether the waiters who ask so wait for a readers-writer lock.
+    pub fn reads_or_writes(self) -> bool {
+        matches!(self, Ask::Read | Ask::Write { .. })
     }
 }
 
@@ -159,6 +189,12 @@ impl Line {
     /// Whether anyone still waits here.
     pub fn has_waiters(&self) -> bool {
         !self.groups.is_empty()
+    }
+
+    /// Whether readers or writers of a readers-writer lock wait here: the line is then served
+    /// as one (`crate::rwlock::serve`).
+    pub fn reads_or_writes(&self) -> bool {
+        self.groups.iter().any(|group| group.ask.reads_or_writes())
     }
 }
 

@@ -1,7 +1,8 @@
 //! One file per command, each in the shape of `crate::server::command::Command`: its spec, its
 //! arguments, its parser and `run`. Goblin's own commands are here, named after the command
 //! (`zwindow.rs` is GOBLIN.ZWINDOW); the stand-ins for native commands of newer servers are in
-//! `native/`.
+//! `native/`. A family of several commands that share their grants has a folder of its own
+//! (`rwlock/`: the readers-writer lock).
 
 pub mod block;
 pub mod bzwindow;
@@ -15,6 +16,7 @@ pub mod lock;
 pub mod mfwindow;
 pub mod mgcra;
 pub mod native;
+pub mod rwlock;
 pub mod swindow;
 pub mod swstats;
 pub mod zwindow;

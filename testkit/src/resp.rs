@@ -257,6 +257,14 @@ impl Conn {
         })
     }
 
+    /// The port of the server this connection talks to: for another client of the same server.
+    pub fn port(&self) -> u16 {
+        self.writer
+            .peer_addr()
+            .expect("a connected socket has a peer")
+            .port()
+    }
+
     /// Sends one command and reads its reply.
     pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
         let shown = || {

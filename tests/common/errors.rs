@@ -39,6 +39,25 @@ pub const GOBLIN_LOCK_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin
 pub const GOBLIN_BLOCK_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.block' command";
 pub const GOBLIN_EXTEND_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.extend' command";
 pub const TIMEOUT_NEGATIVE: &str = "ERR timeout is negative";
+
+/// The readers-writer lock's own.
+pub const GOBLIN_RLOCK_ARITY: &str = "ERR wrong number of arguments for 'goblin.rlock' command";
+pub const GOBLIN_WLOCK_ARITY: &str = "ERR wrong number of arguments for 'goblin.wlock' command";
+pub const GOBLIN_BRLOCK_ARITY: &str = "ERR wrong number of arguments for 'goblin.brlock' command";
+pub const GOBLIN_BWLOCK_ARITY: &str = "ERR wrong number of arguments for 'goblin.bwlock' command";
+pub const GOBLIN_RWEXTEND_ARITY: &str =
+    "ERR wrong number of arguments for 'goblin.rwextend' command";
+pub const GOBLIN_RWUNLOCK_ARITY: &str =
+    "ERR wrong number of arguments for 'goblin.rwunlock' command";
+pub const GOBLIN_RWHELD_ARITY: &str = "ERR wrong number of arguments for 'goblin.rwheld' command";
+pub const GOBLIN_RLOCK_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.rlock' command";
+pub const GOBLIN_WLOCK_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.wlock' command";
+pub const GOBLIN_BRLOCK_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.brlock' command";
+pub const GOBLIN_BWLOCK_INVALID_EXPIRE: &str = "ERR invalid expire time in 'goblin.bwlock' command";
+pub const GOBLIN_RWEXTEND_INVALID_EXPIRE: &str =
+    "ERR invalid expire time in 'goblin.rwextend' command";
+/// GOBLIN.BWLOCK by a reader while another reader waits to be promoted.
+pub const RW_DEADLOCK: &str = "DEADLOCK another reader of the key already waits to write, and each would wait for the other to leave";
 pub const TIMEOUT_NOT_A_FLOAT: &str = "ERR timeout is not a float or out of range";
 pub const TIMEOUT_OUT_OF_RANGE: &str = "ERR timeout is out of range";
 
@@ -144,4 +163,5 @@ pub const ALL_ERRORS: &[&str] = &[
     FENCE_NO_SLOT_TAG,
     FENCE_CLOCK_BEHIND,
     TOO_MANY_PERMITS,
+    RW_DEADLOCK,
 ];

@@ -13,7 +13,9 @@ pub struct Row {
 }
 
 /// One case of a row. In `setup` and `call`, `{}` is the case's own key and `{v}` each value of
-/// `each` in turn (the case runs once per value; once if `each` is empty).
+/// `each` in turn (the case runs once per value; once if `each` is empty). A setup call whose
+/// first word is `&` is sent by a client of its own, which waits in line (the setup goes on once
+/// the server has blocked it) until the case is done: a caller waiting for the key.
 pub struct Case {
     pub setup: &'static [&'static [&'static str]],
     pub call: &'static [&'static str],
@@ -227,8 +229,13 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
                     None => words,
                 };
                 let setup_began = server_ms(c);
+                let mut waiters = Vec::new();
                 for setup in case.setup {
                     let setup = rename(fill(setup, &key, value));
+                    if setup.first().map(String::as_str) == Some("&") {
+                        waiters.push(waiting_client(c, &setup[1..], waiters.len() + 1));
+                        continue;
+                    }
                     let reply = c.call(&setup);
                     assert!(
                         !reply.is_error(),
@@ -591,4 +598,17 @@ pub fn assert_rows_are_the_page_table(page: &str, rows: &[Row]) {
             }
         }
     }
+}
+
+/// A client of `c`'s server that sent `args` and waits in line, once the server has blocked it
+/// (the `n`th client of its case to wait).
+fn waiting_client(c: &mut Conn, args: &[String], n: usize) -> Conn {
+    let mut waiter = Conn::connect(c.port()).expect("another client");
+    waiter.send(args).expect("send");
+    let blocked = |c: &mut Conn| info_field(c, "clients", "blocked_clients").parse::<usize>();
+    assert!(
+        wait_until(std::time::Duration::from_secs(10), || blocked(c) == Ok(n)),
+        "{args:?} did not wait"
+    );
+    waiter
 }

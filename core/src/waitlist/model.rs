@@ -134,7 +134,9 @@ fn look(
                         super::Ask::Lease { limit, .. } => {
                             (group.ask.window().unwrap_or_default(), limit)
                         }
-                        super::Ask::Lock => return Room::default(),
+                        super::Ask::Lock | super::Ask::Read | super::Ask::Write { .. } => {
+                            return Room::default()
+                        }
                     };
                     zwindow::room(set, &eviction, zwindow::cutoff(now, window), limit)
                 })

@@ -64,6 +64,8 @@ impl KeyNow<'_> {
 pub struct TakeBack<'a> {
     pub delete_lock: bool,
     pub members: Vec<Slots<'a>>,
+    /// A readers-writer lock's read leases, by their tokens.
+    pub readers: Vec<&'a [u8]>,
 }
 
 /// A lease's slots, as `zwindow::permit_member` names them.
@@ -74,12 +76,16 @@ pub struct Slots<'a> {
     pub separator: Option<&'a [u8]>,
 }
 
-/// What to take back of `revoked`, the key holding `value` (a string's, if it is one).
+/// What to take back of `revoked`, the key holding `value` (a string's, if it is one). A writer's
+/// lease is a lock's; one that was a reader's before it was promoted goes whole.
 pub fn take_back<'a>(revoked: &'a [Want], value: Option<&[u8]>) -> TakeBack<'a> {
     let mut back = TakeBack::default();
     for want in revoked {
         match want {
-            Want::Lock { token, .. } => back.delete_lock |= value == Some(token.as_slice()),
+            Want::Lock { token, .. } | Want::Write { token, .. } => {
+                back.delete_lock |= value == Some(token.as_slice())
+            }
+            Want::Read { token, .. } => back.readers.push(token),
             Want::Lease {
                 member,
                 permits,
@@ -170,6 +176,8 @@ pub fn serve(
                 matches!(seen, Seen::Free | Seen::Window)
                     && zwindow::fits_permits(room(group).in_window + admitted, permits, limit)
             }
+            // A line with readers or writers is served by `rwlock::serve`.
+            Ask::Read | Ask::Write { .. } => false,
         };
         if !fits {
             passed_over.push(group);
@@ -191,7 +199,7 @@ pub fn serve(
                     admitted += permits;
                     expires_in_ms = Some((window * 1000.0).ceil() as i64);
                 }
-                None => {}
+                Some(Want::Read { .. } | Want::Write { .. }) | None => {}
             }
         }
         if let Some(&following) = line.groups[group].waiters.get(at + 1) {
@@ -384,6 +392,7 @@ mod tests {
                     permits: 1,
                     separator: None
                 }],
+                readers: vec![],
             }
         );
         assert!(!take_back(&revoked, Some(b"c")).delete_lock);

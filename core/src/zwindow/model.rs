@@ -38,6 +38,15 @@ impl ModelWindow {
             .collect()
     }
 
+    /// Removes `member`, as ZREM does; whether it was there.
+    pub fn remove(&mut self, member: &[u8]) -> bool {
+        let Some(score) = self.scores.remove(member) else {
+            return false;
+        };
+        self.by_score.remove(&(Score(score), member.to_vec()));
+        true
+    }
+
     /// A set holding `members`, for tests.
     #[cfg(test)]
     pub(crate) fn of(members: &[(&str, f64)]) -> ModelWindow {

@@ -12,6 +12,7 @@ mod goblin_gcra;
 mod goblin_increx;
 mod goblin_lock;
 mod goblin_mgcra;
+mod goblin_rwlock;
 mod goblin_swindow;
 mod goblin_swstats;
 mod goblin_zwindow;
@@ -27,6 +28,7 @@ pub use goblin_gcra::*;
 pub use goblin_increx::*;
 pub use goblin_lock::*;
 pub use goblin_mgcra::*;
+pub use goblin_rwlock::*;
 pub use goblin_swindow::*;
 pub use goblin_swstats::*;
 pub use goblin_zwindow::*;
@@ -52,6 +54,13 @@ pub const PAGES: &[(&str, &[Row])] = &[
     (GOBLIN_FWINDOW_PAGE, GOBLIN_FWINDOW_ROWS),
     (GOBLIN_FWSTATS_PAGE, GOBLIN_FWSTATS_ROWS),
     (GOBLIN_MFWINDOW_PAGE, GOBLIN_MFWINDOW_ROWS),
+    (GOBLIN_RLOCK_PAGE, GOBLIN_RLOCK_ROWS),
+    (GOBLIN_WLOCK_PAGE, GOBLIN_WLOCK_ROWS),
+    (GOBLIN_BRLOCK_PAGE, GOBLIN_BRLOCK_ROWS),
+    (GOBLIN_BWLOCK_PAGE, GOBLIN_BWLOCK_ROWS),
+    (GOBLIN_RWEXTEND_PAGE, GOBLIN_RWEXTEND_ROWS),
+    (GOBLIN_RWUNLOCK_PAGE, GOBLIN_RWUNLOCK_ROWS),
+    (GOBLIN_RWHELD_PAGE, GOBLIN_RWHELD_ROWS),
     (INCREX_PAGE, INCREX_ROWS),
     (DELEX_PAGE, DELEX_ROWS),
     (DIGEST_PAGE, DIGEST_ROWS),
