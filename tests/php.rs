@@ -27,10 +27,10 @@ use std::time::{Duration, Instant};
 mod support;
 
 /// 11 tests of the abstract Redis store case (5 of the store case, 5 expiring, 1 backward
-/// compatibility) in each of GoblinStoreTest (+1 blocking), RedisStoreTest (+5 shared, +1
-/// invalid TTL), PredisStoreTest, RedisArrayStoreTest and RedisClusterStoreTest; and
-/// CombinedStoreTest's 5 of the store case, 5 expiring, 5 shared and 12 of its own.
-const SYMFONY_TESTS: u32 = (11 + 1) + (11 + 5 + 1) + 11 + 11 + 11 + (5 + 5 + 5 + 12);
+/// compatibility) in each of GoblinStoreTest (+5 shared, +1 blocking), RedisStoreTest (+5
+/// shared, +1 invalid TTL), PredisStoreTest, RedisArrayStoreTest and RedisClusterStoreTest;
+/// and CombinedStoreTest's 5 of the store case, 5 expiring, 5 shared and 12 of its own.
+const SYMFONY_TESTS: u32 = (11 + 5 + 1) + (11 + 5 + 1) + 11 + 11 + 11 + (5 + 5 + 5 + 12);
 
 /// The EVALs of Symfony's own backward-compatibility test: one per Redis store test class on
 /// the server (ours, Redis, Predis, RedisArray), one on the cluster (RedisCluster).
@@ -41,9 +41,10 @@ const SYMFONY_CLUSTER_EVALS: u64 = 1;
 const LARAVEL_TESTS: u32 = 3 + 6;
 
 /// php/tests/ours.xml: Laravel's locks (7 on each client, 1 on phpredis's serializers) and
-/// limiters (7 on each client); Symfony's rate limiters (6 on each client); the client (4 on
-/// each client, 1 of an ACL); the example applications over HTTP (2 Symfony, 2 Laravel).
-const OUR_TESTS: u32 = (7 * 2 + 1) + 7 * 2 + 6 * 2 + (4 * 2 + 1) + 4;
+/// limiters (7 on each client); Symfony's rate limiters (6 on each client) and shared locks (3);
+/// the client (4 on each client, 1 of an ACL); the example applications over HTTP (2 Symfony,
+/// 2 Laravel).
+const OUR_TESTS: u32 = (7 * 2 + 1) + 7 * 2 + 6 * 2 + 3 + (4 * 2 + 1) + 4;
 
 /// The longest one PHPUnit run may take before it is killed as hung (each takes about 10 s).
 const SUITE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
@@ -105,9 +106,10 @@ on_every_server! {
             SYMFONY_TESTS,
         );
         let (calls, _) = support::stats(&[&server]);
-        assert_scripts(&label, &calls, SYMFONY_EVALS, &["goblin.lock", "goblin.block", "goblin.extend", "goblin.cad"]);
+        let store = ["goblin.wlock", "goblin.rlock", "goblin.bwlock", "goblin.rwextend", "goblin.rwunlock", "goblin.rwheld"];
+        assert_scripts(&label, &calls, SYMFONY_EVALS, &store);
         let (calls, errors) = support::stats(&cluster.iter().collect::<Vec<_>>());
-        assert_scripts(&label, &calls, SYMFONY_CLUSTER_EVALS, &["goblin.lock", "goblin.extend", "goblin.cad"]);
+        assert_scripts(&label, &calls, SYMFONY_CLUSTER_EVALS, &["goblin.wlock", "goblin.rwextend", "goblin.rwunlock", "goblin.rwheld"]);
         assert_eq!(errors.get("MOVED"), None, "{label}: the cluster redirected: {errors:?}");
     }
 }
@@ -148,14 +150,27 @@ on_every_server! {
             OUR_TESTS,
         );
         let (calls, errors) = support::stats(&cluster.iter().collect::<Vec<_>>());
-        assert_scripts(&label, &calls, 0, &["goblin.lock", "goblin.extend", "goblin.cad", "goblin.gcra"]);
+        assert_scripts(&label, &calls, 0, &["goblin.wlock", "goblin.rwextend", "goblin.rwunlock", "goblin.gcra"]);
         assert_eq!(errors.get("MOVED"), None, "{label}: the cluster redirected: {errors:?}");
         let (calls, _) = support::stats(&[&server]);
         assert_scripts(
             &label,
             &calls,
             0,
-            &["goblin.lock", "goblin.block", "goblin.cad", "goblin.fwindow", "goblin.fwstats", "goblin.zwindow", "goblin.bzwindow"],
+            &[
+                "goblin.lock",
+                "goblin.block",
+                "goblin.cad",
+                "goblin.fwindow",
+                "goblin.fwstats",
+                "goblin.zwindow",
+                "goblin.bzwindow",
+                "goblin.gcra",
+                "goblin.swindow",
+                "increx",
+                "goblin.brlock",
+                "goblin.bwlock",
+            ],
         );
     }
 }

@@ -8,6 +8,7 @@ use Goblin\Client;
 use Goblin\CommandException;
 use Goblin\Commands;
 use Goblin\GoblinModuleException;
+use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\BlockingStoreInterface;
 use Symfony\Component\Lock\Exception\InvalidArgumentException;
 use Symfony\Component\Lock\Exception\InvalidTtlException;
@@ -18,23 +19,29 @@ use Symfony\Component\Lock\Store\ExpiringStoreTrait;
 
 /**
  * Symfony Lock's store on Goblin, in RedisStore's place: the same constructor, on the same
- * clients (`\Redis`, `\RedisArray`, `\RedisCluster`, Predis), and each operation one Goblin
- * command, with no script. A blocking acquire (`Lock::acquire(true)`) waits in line inside the
- * server (GOBLIN.BLOCK), first come, first served, instead of polling `save()`.
+ * clients (`\Redis`, `\RedisArray`, `\RedisCluster`, Predis), each operation one Goblin command,
+ * with no script. It is a readers-writer lock (Goblin's GOBLIN.RLOCK family): readers share a
+ * resource, a writer holds it alone, a sole reader may be promoted and a writer demoted. A
+ * blocking acquire (`Lock::acquire(true)`, `acquireRead(true)`) waits in line inside the server,
+ * readers and writers in one line, first come, first served, so a stream of readers never
+ * starves a waiting writer; nothing polls.
  *
- * | Symfony calls              | Goblin runs                                  |
- * |----------------------------|----------------------------------------------|
- * | `save()`                   | `GOBLIN.LOCK resource token ms`              |
- * | `waitAndSave()`            | `GOBLIN.BLOCK resource token ms timeout`     |
- * | `putOffExpiration($ttl)`   | `GOBLIN.EXTEND resource token ms REPLACE`    |
- * | `delete()`                 | `GOBLIN.CAD resource token`                  |
- * | `exists()`                 | `GET resource`                               |
+ * | Symfony calls              | Goblin runs                                        |
+ * |----------------------------|----------------------------------------------------|
+ * | `save()`                   | `GOBLIN.WLOCK resource token ms`                   |
+ * | `saveRead()`               | `GOBLIN.RLOCK resource token ms`                   |
+ * | `waitAndSave()`            | `GOBLIN.BWLOCK resource token ms timeout`          |
+ * | `waitAndSaveRead()`        | `GOBLIN.BRLOCK resource token ms timeout`          |
+ * | `putOffExpiration($ttl)`   | `GOBLIN.RWEXTEND resource token ms REPLACE`        |
+ * | `delete()`                 | `GOBLIN.RWUNLOCK resource token`                   |
+ * | `exists()`                 | `GOBLIN.RWHELD resource token`                     |
  *
- * The key is the resource's name (prefixed as the client prefixes keys), a string holding the
- * owner's token with a PX lease: the lock of Redis's own documentation, which `GET` and `PTTL`
- * read and DELEX, DELIFEQ and GOBLIN.CAD release.
+ * The key is the resource's name, prefixed as the client prefixes keys: while a writer holds it,
+ * a string holding the writer's token with a PX lease (the lock of Redis's own documentation,
+ * which `GET` and `PTTL` read and GOBLIN.CAD releases); while readers hold it, a sorted set of
+ * their tokens scored by the ends of their leases.
  */
-class GoblinStore implements BlockingStoreInterface
+class GoblinStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
 {
     use ExpiringStoreTrait;
 
@@ -59,31 +66,87 @@ class GoblinStore implements BlockingStoreInterface
         $this->client = Client::of($redis);
     }
 
+    /** Takes the lock to write: a new writer, the writer again, or the sole reader promoted. */
     public function save(Key $key): void
     {
-        $key->reduceLifetime($this->initialTtl);
-        $taken = $this->storage(fn (): bool => Commands::lock($this->client, (string) $key, $this->token($key), $this->lease($this->initialTtl)));
-        if (!$taken) {
+        $this->take($key, 'GOBLIN.WLOCK');
+    }
+
+    /** Takes the lock to read: a new reader, the reader again, or the writer demoted. */
+    public function saveRead(Key $key): void
+    {
+        $this->take($key, 'GOBLIN.RLOCK');
+    }
+
+    /**
+     * Waits in line inside the server (GOBLIN.BWLOCK, in slices shorter than the client's read
+     * timeout) until the lock is granted to write; its lease runs from the grant. A reader that
+     * waits to be promoted while another reader does is refused (LockConflictedException): the
+     * two would wait for each other for ever.
+     */
+    public function waitAndSave(Key $key): void
+    {
+        $this->wait($key, 'GOBLIN.BWLOCK');
+    }
+
+    /** Waits in line inside the server (GOBLIN.BRLOCK) until the lock is granted to read. */
+    public function waitAndSaveRead(Key $key): void
+    {
+        $this->wait($key, 'GOBLIN.BRLOCK');
+    }
+
+    /** Sets the lease to `$ttl` seconds from now, in whichever mode it is held (it does not add). */
+    public function putOffExpiration(Key $key, float $ttl): void
+    {
+        $key->reduceLifetime($ttl);
+        $held = $this->storage(fn (): mixed => $this->client->call(
+            'GOBLIN.RWEXTEND',
+            (string) $key,
+            [$this->token($key), Commands::milliseconds($ttl), 'REPLACE'],
+        ));
+        if (0 === $held) {
             throw new LockConflictedException();
         }
         $this->checkNotExpired($key);
     }
 
-    /**
-     * Waits in line inside the server (GOBLIN.BLOCK, in slices shorter than the client's read
-     * timeout) until the lock is granted; its lease runs from the grant.
-     */
-    public function waitAndSave(Key $key): void
+    public function delete(Key $key): void
+    {
+        $this->storage(fn (): mixed => $this->client->call('GOBLIN.RWUNLOCK', (string) $key, [$this->token($key)]));
+    }
+
+    public function exists(Key $key): bool
+    {
+        return null !== $this->storage(fn (): mixed => $this->client->call('GOBLIN.RWHELD', (string) $key, [$this->token($key)]));
+    }
+
+    /** `$command` (GOBLIN.WLOCK or GOBLIN.RLOCK) once, without waiting. */
+    private function take(Key $key, string $command): void
+    {
+        $key->reduceLifetime($this->initialTtl);
+        $reply = $this->storage(fn (): mixed => $this->client->call(
+            $command,
+            (string) $key,
+            [$this->token($key), Commands::milliseconds($this->initialTtl)],
+        ));
+        if (null === $reply) {
+            throw new LockConflictedException();
+        }
+        $this->checkNotExpired($key);
+    }
+
+    /** `$command` (GOBLIN.BWLOCK or GOBLIN.BRLOCK) in slices, until granted. */
+    private function wait(Key $key, string $command): void
     {
         $sent = microtime(true);
         $this->storage(fn (): bool => Commands::wait(
-            function (float $wait) use ($key, &$sent): bool {
+            function (float $wait) use ($key, $command, &$sent): bool {
                 $sent = microtime(true);
 
                 return null !== $this->client->call(
-                    'GOBLIN.BLOCK',
+                    $command,
                     (string) $key,
-                    [$this->token($key), $this->lease($this->initialTtl), Commands::timeout($wait)],
+                    [$this->token($key), Commands::milliseconds($this->initialTtl), Commands::timeout($wait)],
                 );
             },
             null,
@@ -92,27 +155,6 @@ class GoblinStore implements BlockingStoreInterface
         // The lease started no earlier than the command that was granted was sent.
         $key->reduceLifetime($this->initialTtl - (microtime(true) - $sent));
         $this->checkNotExpired($key);
-    }
-
-    /** Sets the lease to `$ttl` seconds from now (it does not add them to what is left). */
-    public function putOffExpiration(Key $key, float $ttl): void
-    {
-        $key->reduceLifetime($ttl);
-        $held = $this->storage(fn (): bool => Commands::extend($this->client, (string) $key, $this->token($key), $this->lease($ttl)));
-        if (!$held) {
-            throw new LockConflictedException();
-        }
-        $this->checkNotExpired($key);
-    }
-
-    public function delete(Key $key): void
-    {
-        $this->storage(fn (): bool => Commands::cad($this->client, (string) $key, $this->token($key)));
-    }
-
-    public function exists(Key $key): bool
-    {
-        return $this->storage(fn (): bool => Commands::holder($this->client, (string) $key) === $this->token($key));
     }
 
     /** The owner's token, random, kept in the key's state (it travels with a serialized key). */
@@ -125,14 +167,10 @@ class GoblinStore implements BlockingStoreInterface
         return (string) $key->getState(__CLASS__);
     }
 
-    private function lease(float $seconds): int
-    {
-        return Commands::milliseconds($seconds);
-    }
-
     /**
      * Runs `$operation`, the server's error reply made Symfony's LockStorageException as
-     * RedisStore makes it; a server without Goblin stays the package's one clear error.
+     * RedisStore makes it (and `-DEADLOCK`, a promotion that could never be granted, a
+     * LockConflictedException); a server without Goblin stays the package's one clear error.
      *
      * @template T
      *
@@ -147,6 +185,10 @@ class GoblinStore implements BlockingStoreInterface
         } catch (GoblinModuleException $error) {
             throw $error;
         } catch (CommandException $error) {
+            if (str_starts_with($error->getMessage(), 'DEADLOCK')) {
+                throw new LockConflictedException($error->getMessage(), 0, $error);
+            }
+
             throw new LockStorageException($error->getMessage(), 0, $error);
         }
     }

@@ -8,16 +8,18 @@ use Goblin\Symfony\Lock\GoblinStore;
 use Symfony\Component\Lock\PersistingStoreInterface;
 use Symfony\Component\Lock\Tests\Store\AbstractRedisStoreTestCase;
 use Symfony\Component\Lock\Tests\Store\BlockingStoreTestTrait;
+use Symfony\Component\Lock\Tests\Store\SharedLockStoreTestTrait;
 
 /**
  * Symfony's own abstract Redis store test case and its traits (expiring, through the case;
- * blocking), unmodified, on GoblinStore by its own name.
+ * shared; blocking), unmodified, on GoblinStore by its own name.
  *
  * @requires extension redis
  */
 final class GoblinStoreTest extends AbstractRedisStoreTestCase
 {
     use BlockingStoreTestTrait;
+    use SharedLockStoreTestTrait;
 
     protected function getRedisConnection(): object
     {
