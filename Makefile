@@ -56,6 +56,7 @@ bench: build floor
 	cargo run --release -p goblin-bench -- $(BENCH_ARGS)
 	bash bench/python/run.sh
 	bash bench/node/run.sh
+	bash bench/php/run.sh
 	bash scripts/instructions.sh
 
 # The floor module (bench/floor): only the benchmark builds it, into target/floor; make test

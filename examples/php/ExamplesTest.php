@@ -134,7 +134,7 @@ final class ExamplesTest extends TestCase
         // One at a time, on the server's clock: the second held it only after the first let go.
         $this->assertGreaterThanOrEqual($earlier['released_ms'], $later['acquired_ms']);
         $calls = Servers::calls();
-        $this->assertSame(2, $calls['goblin.block'] - ($before['goblin.block'] ?? 0), 'one GOBLIN.BLOCK each, no polling');
+        $this->assertSame(2, $calls['goblin.bwlock'] - ($before['goblin.bwlock'] ?? 0), 'one GOBLIN.BWLOCK each, no polling');
     }
 
     public function testTheLaravelThrottledRouteRefusesTheFourthRequestInAMinute(): void

@@ -91,7 +91,7 @@ final class ClientTest extends TestCase
         }
         $after = Servers::calls();
         $this->assertSame(1, $after['module|list'] - ($before['module|list'] ?? 0), 'MODULE LIST once for the connection');
-        $this->assertSame(5, $after['goblin.lock'] - ($before['goblin.lock'] ?? 0));
+        $this->assertSame(5, $after['goblin.wlock'] - ($before['goblin.wlock'] ?? 0));
     }
 
     public function testAServerThatRefusesModuleListIsTakenAtItsWord(): void
@@ -114,7 +114,7 @@ final class ClientTest extends TestCase
             (new GoblinStore($limited($bare)))->save(new Key('acl'));
             $this->fail('saved without Goblin');
         } catch (GoblinModuleException $e) {
-            $this->assertStringContainsString('the server has no GOBLIN.LOCK', $e->getMessage());
+            $this->assertStringContainsString('the server has no GOBLIN.WLOCK', $e->getMessage());
         }
     }
 

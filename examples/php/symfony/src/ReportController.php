@@ -41,7 +41,7 @@ final class ReportController
     public function publish(Request $request, string $id): Response
     {
         $lock = $this->locks->createLock("report-$id", 30);
-        $lock->acquire(true);   // waits in line in the server (GOBLIN.BLOCK), no polling
+        $lock->acquire(true);   // waits in line in the server (GOBLIN.BWLOCK), no polling
         try {
             $acquired = $this->serverTime();
             usleep(1000 * (int) $request->query->get('work', '0'));

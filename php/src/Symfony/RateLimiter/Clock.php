@@ -16,6 +16,15 @@ final class Clock
     {
     }
 
+    /**
+     * Seconds from a reply until a key whose PTTL it gave (-1, -2: none) is gone: the server
+     * expires it once its clock is past the expiry, so a millisecond later than the TTL says.
+     */
+    public static function afterTtl(int $ttl): float
+    {
+        return $ttl > 0 ? ($ttl + 1) / 1000 : 0.0;
+    }
+
     public static function at(float $time): \DateTimeImmutable
     {
         $instant = \DateTimeImmutable::createFromFormat('U.u', sprintf('%.6F', $time));

@@ -42,11 +42,14 @@ final class FixedWindowLimiter implements LimiterInterface
         }
         $window = Commands::milliseconds($this->interval);
         [$count, $counted] = Commands::boundedWindow($this->client, $this->id, $tokens, $this->limit, $window);
-        $now = microtime(true);
         if ($counted) {
+            $now = microtime(true);
+
             return new Reservation($now, new RateLimit($this->limit - $count, Clock::at($now), true, $this->limit));
         }
-        $wait = max(0, Commands::ttl($this->client, $this->id)) / 1000;
+        $ttl = Commands::ttl($this->client, $this->id);
+        $now = microtime(true);
+        $wait = Clock::afterTtl($ttl);
         $available = max(0, $this->limit - $count);
         if (null !== $maxTime && $wait > $maxTime) {
             throw new MaxWaitDurationExceededException(

@@ -43,7 +43,7 @@ final class SlidingWindowLimiter implements LimiterInterface
         $hits = intdiv($window['previous'] * $window['previousTtl'], $length) + $window['current'];
 
         // The current window ends when the previous one stops weighing.
-        return new RateLimit($this->limit - $hits, Clock::at($now + $window['previousTtl'] / 1000), $window['admitted'], $this->limit);
+        return new RateLimit($this->limit - $hits, Clock::at($now + Clock::afterTtl($window['previousTtl'])), $window['admitted'], $this->limit);
     }
 
     public function reset(): void

@@ -94,7 +94,8 @@ final class RateLimiterTest extends TestCase
         }
         $reservation = $limiter->reserve(1, 5);
         $this->assertGreaterThan(0, $reservation->getWaitDuration());
-        $this->assertLessThanOrEqual(1.0, $reservation->getWaitDuration());
+        // At most the window's second, and the millisecond past it at which the server drops the key.
+        $this->assertLessThanOrEqual(1.001, $reservation->getWaitDuration());
         $reservation->wait();
         $this->assertGreaterThanOrEqual($start + 1000, Servers::now($this->raw), 'acts when the window has ended');
         $limiter->reset();
