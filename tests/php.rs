@@ -70,8 +70,14 @@ fn phpunit(label: &str, config: &str, env: &[(&str, String)], tests: u32) {
         .rev()
         .find(|line| line.starts_with("OK") || line.starts_with("Tests:"))
         .unwrap_or("no summary");
-    eprintln!("{label}: {:.1} s: {summary}", started.elapsed().as_secs_f64());
-    assert!(status.success(), "{label}: phpunit failed ({status}):\n{output}");
+    eprintln!(
+        "{label}: {:.1} s: {summary}",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        status.success(),
+        "{label}: phpunit failed ({status}):\n{output}"
+    );
     let want = format!("OK ({tests} tests, ");
     assert!(
         output.lines().any(|line| line.starts_with(&want)),
@@ -86,7 +92,11 @@ fn address(server: &Server) -> String {
 /// No script ran but `evals` EVALs (the suites' own), none was loaded, no transaction; and
 /// each of `goblin` did some of the work.
 fn assert_scripts(label: &str, calls: &BTreeMap<String, u64>, evals: u64, goblin: &[&str]) {
-    assert_eq!(calls.get("eval").copied().unwrap_or(0), evals, "{label}: EVAL calls: {calls:?}");
+    assert_eq!(
+        calls.get("eval").copied().unwrap_or(0),
+        evals,
+        "{label}: EVAL calls: {calls:?}"
+    );
     let mut without_eval = calls.clone();
     without_eval.remove("eval");
     support::assert_no_scripts(label, &without_eval, goblin);
@@ -173,4 +183,32 @@ on_every_server! {
             ],
         );
     }
+}
+
+/// The package's version is the module's, in composer.json and in the code, and the module it
+/// asks `MODULE LIST` for is this one (major * 10000 + minor * 100 + patch).
+#[test]
+fn the_php_package_is_the_modules_version() {
+    let cargo = env!("CARGO_PKG_VERSION");
+    let composer =
+        std::fs::read_to_string(repo_root().join("php/composer.json")).expect("php/composer.json");
+    assert!(
+        composer.contains(&format!("\"version\": \"{cargo}\"")),
+        "php/composer.json's version is not {cargo}"
+    );
+    let code = std::fs::read_to_string(repo_root().join("php/src/Goblin.php"))
+        .expect("php/src/Goblin.php");
+    assert!(
+        code.contains(&format!("public const VERSION = '{cargo}';")),
+        "Goblin::VERSION is not {cargo}"
+    );
+    let number: Vec<u32> = cargo
+        .split('.')
+        .map(|part| part.parse().expect("a number"))
+        .collect();
+    let module = number[0] * 10000 + number[1] * 100 + number[2];
+    assert!(
+        code.contains(&format!("public const MODULE_VERSION = {module};")),
+        "Goblin::MODULE_VERSION is not {module}"
+    );
 }

@@ -132,7 +132,7 @@ function pairs(): array
             "Symfony RateLimiter 5.4 ($policy)",
             'a decision',
             [
-                ['RateLimiterFactory, CacheStorage on RedisAdapter, LockFactory on RedisStore (GET, SET, two EVALs)', static function (Redis $redis) use ($config): Closure {
+                ['RateLimiterFactory, CacheStorage on RedisAdapter, LockFactory on RedisStore (four EVALs, two MGETs, a SETEX)', static function (Redis $redis) use ($config): Closure {
                     $factory = new RateLimiterFactory($config, new CacheStorage(new RedisAdapter($redis)), new LockFactory(new RedisStore($redis)));
 
                     return static fn (int $i) => $factory->create('k'.($i % KEYS))->consume();
