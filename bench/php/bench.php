@@ -33,7 +33,7 @@ use Symfony\Component\Lock\Store\RedisStore;
 use Symfony\Component\RateLimiter\RateLimiterFactory;
 use Symfony\Component\RateLimiter\Storage\CacheStorage;
 
-require dirname(__DIR__, 2).'/.servers/php/app/vendor/autoload.php';
+require dirname(__DIR__, 2) . '/.servers/php/app/vendor/autoload.php';
 require_once 'Predis/autoload.php';
 require_once 'Symfony/Component/Cache/autoload.php';
 require_once 'Symfony/Component/Lock/autoload.php';
@@ -41,6 +41,9 @@ require_once 'Symfony/Component/RateLimiter/autoload.php';
 require_once 'Illuminate/autoload.php';
 
 const KEYS = 1000;
+
+/** Symfony's own limiter as a full-stack application has it: state in a cache pool, a lock around it. */
+const STOCK_LIMITER = 'RateLimiterFactory, CacheStorage on RedisAdapter, LockFactory on RedisStore (four EVALs, two MGETs, a SETEX)';
 
 /** @return array{module: string, servers: list<array{string, string}>, out: string, quick: bool} */
 function options(array $argv): array
@@ -119,7 +122,7 @@ function cpu(Redis $admin): array
  * The pairs: library, then [the library's store, its decision] and [goblin-redis's], each a
  * maker that gets a connected \Redis and returns what makes decision $i.
  *
- * @return list<array{string, string, list<array{string, string, Closure(Redis): Closure(int): void}>}>
+ * @return list<array{string, string, array{array{string, Closure(Redis): Closure(int): mixed}, array{string, Closure(Redis): Closure(int): mixed}}}>
  */
 function pairs(): array
 {
@@ -132,15 +135,15 @@ function pairs(): array
             "Symfony RateLimiter 5.4 ($policy)",
             'a decision',
             [
-                ['RateLimiterFactory, CacheStorage on RedisAdapter, LockFactory on RedisStore (four EVALs, two MGETs, a SETEX)', static function (Redis $redis) use ($config): Closure {
+                [STOCK_LIMITER, static function (Redis $redis) use ($config): Closure {
                     $factory = new RateLimiterFactory($config, new CacheStorage(new RedisAdapter($redis)), new LockFactory(new RedisStore($redis)));
 
-                    return static fn (int $i) => $factory->create('k'.($i % KEYS))->consume();
+                    return static fn (int $i) => $factory->create('k' . ($i % KEYS))->consume();
                 }],
                 ["goblin-redis's RateLimiterFactory ($goblin)", static function (Redis $redis) use ($config): Closure {
                     $factory = new GoblinRateLimiterFactory($config, $redis);
 
-                    return static fn (int $i) => $factory->create('k'.($i % KEYS))->consume();
+                    return static fn (int $i) => $factory->create('k' . ($i % KEYS))->consume();
                 }],
             ],
         ];
@@ -151,24 +154,24 @@ function pairs(): array
             ['DurationLimiter (a Lua script)', static function (Redis $redis) use ($laravel): Closure {
                 $connection = $laravel($redis);
 
-                return static fn (int $i) => (new DurationLimiter($connection, 't'.($i % KEYS), 1_000_000, 60))->acquire();
+                return static fn (int $i) => (new DurationLimiter($connection, 't' . ($i % KEYS), 1_000_000, 60))->acquire();
             }],
             ["goblin-redis's DurationLimiter (GOBLIN.FWINDOW)", static function (Redis $redis) use ($laravel): Closure {
                 $connection = $laravel($redis);
 
-                return static fn (int $i) => (new GoblinDurationLimiter($connection, 't'.($i % KEYS), 1_000_000, 60))->acquire();
+                return static fn (int $i) => (new GoblinDurationLimiter($connection, 't' . ($i % KEYS), 1_000_000, 60))->acquire();
             }],
         ]],
         ['Laravel 8 Redis::funnel (ConcurrencyLimiter)', 'a slot taken and given back', [
             ['ConcurrencyLimiter (two Lua scripts over 5 slot keys)', static function (Redis $redis) use ($laravel): Closure {
                 $connection = $laravel($redis);
 
-                return static fn (int $i) => (new ConcurrencyLimiter($connection, 'f'.($i % KEYS), 5, 60))->block(0, static fn () => null);
+                return static fn (int $i) => (new ConcurrencyLimiter($connection, 'f' . ($i % KEYS), 5, 60))->block(0, static fn () => null);
             }],
             ["goblin-redis's ConcurrencyLimiter (GOBLIN.ZWINDOW, GOBLIN.CAD)", static function (Redis $redis) use ($laravel): Closure {
                 $connection = $laravel($redis);
 
-                return static fn (int $i) => (new GoblinConcurrencyLimiter($connection, 'f'.($i % KEYS), 5, 60))->block(0, static fn () => null);
+                return static fn (int $i) => (new GoblinConcurrencyLimiter($connection, 'f' . ($i % KEYS), 5, 60))->block(0, static fn () => null);
             }],
         ]],
         ['Laravel 8 cache lock (PhpRedisLock)', 'a lock taken and released', [
@@ -176,7 +179,7 @@ function pairs(): array
                 $connection = $laravel($redis);
 
                 return static function (int $i) use ($connection): void {
-                    $lock = new PhpRedisLock($connection, 'l'.($i % KEYS), 10);
+                    $lock = new PhpRedisLock($connection, 'l' . ($i % KEYS), 10);
                     $lock->get() && $lock->release();
                 };
             }],
@@ -184,7 +187,7 @@ function pairs(): array
                 $connection = $laravel($redis);
 
                 return static function (int $i) use ($connection): void {
-                    $lock = new GoblinLaravelLock($connection, 'l'.($i % KEYS), 10);
+                    $lock = new GoblinLaravelLock($connection, 'l' . ($i % KEYS), 10);
                     $lock->get() && $lock->release();
                 };
             }],
@@ -194,7 +197,7 @@ function pairs(): array
                 $store = new RedisStore($redis);
 
                 return static function (int $i) use ($store): void {
-                    $store->save($key = new Key('r'.($i % KEYS)));
+                    $store->save($key = new Key('r' . ($i % KEYS)));
                     $store->delete($key);
                 };
             }],
@@ -202,7 +205,7 @@ function pairs(): array
                 $store = new GoblinStore($redis);
 
                 return static function (int $i) use ($store): void {
-                    $store->save($key = new Key('r'.($i % KEYS)));
+                    $store->save($key = new Key('r' . ($i % KEYS)));
                     $store->delete($key);
                 };
             }],
@@ -286,13 +289,18 @@ $lines = [
     ),
     '',
     sprintf(
-        'Each store made %s decisions (after %s to warm up) over %s keys, one after another from one PHP process on one phpredis connection, every one allowed (a lock: taken, then released). "CPU per decision" is the server\'s: from INFO commandstats (the usec of every command the decisions ran: a script\'s EVAL or EVALSHA with what it calls, the Goblin commands, a storage\'s GET and SET) and from used_cpu_user + used_cpu_sys (the whole server process, its event loop and network included). The ratios are goblin-redis\'s store over the library\'s own.',
+        'Each store made %s decisions (after %s to warm up) over %s keys, one after another from one PHP process on one '
+        . 'phpredis connection, every one allowed (a lock: taken, then released). "CPU per decision" is the server\'s: from '
+        . 'INFO commandstats (the usec of every command the decisions ran: a script\'s EVAL or EVALSHA with what it calls, '
+        . 'the Goblin commands, a storage\'s GET and SET) and from used_cpu_user + used_cpu_sys (the whole server process, '
+        . 'its event loop and network included). The ratios are goblin-redis\'s store over the library\'s own.',
         number($decisions, 0),
         number($warmup, 0),
         number(KEYS, 0),
     ),
     '',
-    '| server | library | per | store | CPU per decision, us (commandstats) | CPU per decision, us (used_cpu) | decisions/s | CPU ratio (commandstats) | CPU ratio (used_cpu) | speed ratio |',
+    '| server | library | per | store | CPU per decision, us (commandstats) | CPU per decision, us (used_cpu) | decisions/s '
+    . '| CPU ratio (commandstats) | CPU ratio (used_cpu) | speed ratio |',
     '|---|---|---|---|---:|---:|---:|---:|---:|---:|',
 ];
 foreach ($rows as [$server, $library, $unit, $store, [$usec, $cpu, $rate], $ratio]) {
@@ -318,5 +326,5 @@ $lines[] = sprintf(
     number($mean($ratios[1])),
     number($mean($ratios[2])),
 );
-file_put_contents($options['out'], implode("\n", $lines)."\n");
+file_put_contents($options['out'], implode("\n", $lines) . "\n");
 fwrite(STDERR, "bench/php: {$options['out']}\n");

@@ -10,6 +10,7 @@ use PHPUnit\Framework\TestCase;
 use Symfony\Component\Lock\Exception\LockConflictedException;
 use Symfony\Component\Lock\Key;
 use Symfony\Component\Lock\LockFactory;
+use Symfony\Component\Lock\SharedLockInterface;
 
 /**
  * What Symfony's shared-lock tests do not wait for: readers and writers waiting in one line in
@@ -104,8 +105,9 @@ final class SharedLockTest extends TestCase
         $factory = new LockFactory(self::store());
         $resource = uniqid('doc-', true);
         $reading = $factory->createLock($resource, 30);
-        $this->assertTrue($reading->acquireRead(true));
         $other = $factory->createLock($resource, 30);
+        \assert($reading instanceof SharedLockInterface && $other instanceof SharedLockInterface);
+        $this->assertTrue($reading->acquireRead(true));
         $this->assertTrue($other->acquireRead(false), 'readers share');
         $this->assertFalse($factory->createLock($resource, 30)->acquire(false), 'a writer waits for them');
         $other->release();
