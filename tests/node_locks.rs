@@ -1,7 +1,8 @@
 //! goblin-redis's locks (node/) on every server, by its own Node tests (node/test/, `node --test`):
 //! the locks on every client library and protocol, a server without the module beside
 //! (locks.test.mjs); processes killed while they wait or hold, and waiters parked through a
-//! failover (reliability.test.mjs); and a three-node cluster (cluster.test.mjs). Each file must
+//! failover (reliability.test.mjs); a three-node cluster (cluster.test.mjs); and the
+//! ReadWriteLock (rwlock.test.mjs). Each file must
 //! pass exactly its count of tests, and afterwards the servers' commandstats must show that no
 //! script ran and the Goblin commands did the work, and, on the cluster, no MOVED.
 
@@ -13,6 +14,10 @@ mod node;
 /// 15 tests on each of the 8 client libraries and protocols, 5 of waiting, 8 against a server
 /// without the module, 3 of Redlock.
 const LOCK_TESTS: u32 = 15 * 8 + 5 + 8 + 3;
+
+/// 3 tests of the ReadWriteLock on each of the 8 client libraries and protocols, and one against
+/// a server without the module on each.
+const RWLOCK_TESTS: u32 = 3 * 8 + 8;
 
 /// Process deaths for a mutex and a semaphore (4), and a failover on each library (8).
 const RELIABILITY_TESTS: u32 = 4 + 8;
@@ -53,6 +58,28 @@ on_every_server! {
         );
         let (calls, _) = node::stats(&[&server, &others[0], &others[1]]);
         node::assert_no_scripts(&label, &calls, &LOCK_COMMANDS);
+    }
+}
+
+on_every_server! {
+    /// rwlock.test.mjs: one server in replica mode (its replica, without the module, checks what
+    /// the lock wrote), and one without the module.
+    fn node_rwlock_tests(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let bare = Server::builder(flavor).without_module().without_replica().start();
+        let label = format!("{} (rwlock.test.mjs)", flavor.label());
+        node::run_tests(
+            &label,
+            "test/rwlock.test.mjs",
+            &[("GOBLIN_TEST_SERVER", node::address(&server)), ("GOBLIN_TEST_BARE", node::address(&bare))],
+            RWLOCK_TESTS,
+        );
+        let (calls, _) = node::stats(&[&server]);
+        node::assert_no_scripts(
+            &label,
+            &calls,
+            &["goblin.rlock", "goblin.wlock", "goblin.brlock", "goblin.bwlock", "goblin.rwextend", "goblin.rwunlock", "goblin.rwheld"],
+        );
     }
 }
 

@@ -162,9 +162,10 @@ on_every_server! {
 }
 
 on_every_server! {
-    /// goblin_redis's own lock and Semaphore tests (python/tests/test_locks.py), sync and asyncio,
-    /// a server without the module beside for the GoblinModuleError of every entry point; and
-    /// python/tests/test_without_limits.py (venv-locks has no limits).
+    /// goblin_redis's own lock, Semaphore and ReadWriteLock tests (python/tests/test_locks.py,
+    /// test_rwlock.py), sync and asyncio, a server without the module beside for the
+    /// GoblinModuleError of every entry point; and python/tests/test_without_limits.py
+    /// (venv-locks has no limits).
     fn the_locks_own_tests(flavor: Flavor) {
         let server = Server::start(flavor);
         // Without the module: nothing to replicate, so no replica either.
@@ -174,6 +175,7 @@ on_every_server! {
         command
             .args(["-m", "pytest", "-p", "no:cacheprovider", "-q"])
             .arg(root().join("python/tests/test_locks.py"))
+            .arg(root().join("python/tests/test_rwlock.py"))
             .arg(root().join("python/tests/test_without_limits.py"))
             .current_dir(root().join("python"))
             .env("PYTHONPATH", root().join("python/src"))
@@ -191,7 +193,11 @@ on_every_server! {
         assert_no_scripts(
             &label,
             &command_calls(&mut server.conn()),
-            &["goblin.lock", "goblin.block", "goblin.cad", "goblin.extend", "goblin.zwindow", "goblin.bzwindow"],
+            &[
+                "goblin.lock", "goblin.block", "goblin.cad", "goblin.extend", "goblin.zwindow", "goblin.bzwindow",
+                "goblin.rlock", "goblin.wlock", "goblin.brlock", "goblin.bwlock", "goblin.rwextend", "goblin.rwunlock",
+                "goblin.rwheld",
+            ],
         );
     }
 }

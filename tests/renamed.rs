@@ -67,13 +67,15 @@ fn workload(server: &Server, c: &mut Conn) {
         &["GOBLIN.ZWINDOW", "zw:gone", "*", "0", "3", "m"],
         &["GOBLIN.SWINDOW", "sw", "10", "10", "COST", "3"],
         &["GOBLIN.GCRA", "g", "4", "1", "2"],
+        // Each key lives long enough to outlive the restart from the AOF, however loaded the
+        // machine (a period of 1 s let `{u}:s` expire between the snapshot and the restart).
         &[
             "GOBLIN.MGCRA",
             "2",
             "{u}:s",
             "9",
             "10",
-            "1",
+            "30",
             "{u}:h",
             "99",
             "100",
@@ -83,6 +85,13 @@ fn workload(server: &Server, c: &mut Conn) {
         &["GOBLIN.EXTEND", "lock", "a", "5000"],
         &["GOBLIN.EXTEND", "lock", "a", "90000", "REPLACE"],
         &["GOBLIN.BZWINDOW", "sem", "100", "2", "w1", "1"],
+        &["GOBLIN.RLOCK", "rw", "r1", "100000", "FENCE"],
+        &["GOBLIN.RLOCK", "rw", "r2", "100000"],
+        &["GOBLIN.RWUNLOCK", "rw", "r2"],
+        &["GOBLIN.WLOCK", "rw", "r1", "100000"],
+        &["GOBLIN.RWEXTEND", "rw", "r1", "5000"],
+        &["GOBLIN.RLOCK", "rw", "r1", "100000"],
+        &["GOBLIN.RWHELD", "rw", "r1"],
         &["SET", "other", "x", "PX", "100000"],
     ];
     for call in calls {

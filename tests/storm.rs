@@ -297,7 +297,10 @@ on_every_server! {
         let mut called = vec![0usize; shapes.len()];
         let mut answered = vec![0usize; shapes.len()];
         let mut leaseless = std::collections::HashSet::new();
-        for _batch in 0..120 {
+        // About 3,200 calls a command, however many the server registered: with more
+        // commands, more batches, so that each still gets past its parser as often.
+        let batches = (shapes.len() * 3_200).div_ceil(500);
+        for _batch in 0..batches {
             let commands: Vec<(usize, Vec<Vec<u8>>)> = (0..500).map(|_| generate(&mut rng, &shapes, &mut big_left)).collect();
             let wire: Vec<Vec<Vec<u8>>> = commands.iter().map(|(_, args)| args.clone()).collect();
             let replies = c.pipeline(&wire);

@@ -135,6 +135,64 @@ export function extend(key: Arg, token: Arg, ms: number, replace = false): Comma
   return command(replace ? [...args, 'REPLACE'] : args, [1], one)
 }
 
+// ------------------------------------------------------------------ a readers-writer lock
+/** A readers-writer lock's modes, as GOBLIN.RWHELD names them. */
+export type Mode = 'read' | 'write'
+
+/**
+ * `GOBLIN.RLOCK` or `GOBLIN.WLOCK key token ms`: the read or write lease, if the key lets the
+ * caller in now (never before a caller waiting in line, unless it holds the key already: it
+ * renews, is demoted or promoted). `OK`, or nil.
+ */
+export function rwLock(key: Arg, token: Arg, ms: number, mode: Mode): Command<boolean> {
+  return command([mode === 'read' ? 'GOBLIN.RLOCK' : 'GOBLIN.WLOCK', key, token, integer(ms, 'ms', 1)], [1], granted)
+}
+
+/**
+ * `GOBLIN.BRLOCK` or `GOBLIN.BWLOCK key token ms timeout`: waits in the key's one line of readers
+ * and writers up to `waitMs`. A reader asking to write while another reader waits so is refused
+ * with `-DEADLOCK` (`isDeadlock`).
+ */
+export function rwWait(key: Arg, token: Arg, ms: number, mode: Mode, waitMs: number): Command<boolean> {
+  const name = mode === 'read' ? 'GOBLIN.BRLOCK' : 'GOBLIN.BWLOCK'
+  return command([name, key, token, integer(ms, 'ms', 1), waitSeconds(waitMs)], [1], granted)
+}
+
+/** `GOBLIN.RWEXTEND key token ms [REPLACE]`: the lease `token` holds, in either mode, lengthened or set (1), or 0 if it holds none. */
+export function rwExtend(key: Arg, token: Arg, ms: number, replace = false): Command<boolean> {
+  const args: Arg[] = ['GOBLIN.RWEXTEND', key, token, integer(ms, 'ms', 1)]
+  return command(replace ? [...args, 'REPLACE'] : args, [1], one)
+}
+
+/** `GOBLIN.RWUNLOCK key token`: releases the lease `token` holds, in either mode (1), or 0 if it holds none. */
+export function rwUnlock(key: Arg, token: Arg): Command<boolean> {
+  return command(['GOBLIN.RWUNLOCK', key, token], [1], one)
+}
+
+/** `GOBLIN.RWHELD key token` (read only): the mode of the lease `token` holds now, or null. */
+export function rwHeld(key: Arg, token: Arg): Command<Mode | null> {
+  return command(
+    ['GOBLIN.RWHELD', key, token],
+    [1],
+    (reply) => {
+      if (reply === null || reply === undefined) {
+        return null
+      }
+      const mode = text(reply)
+      if (mode !== 'read' && mode !== 'write') {
+        throw new TypeError(`GOBLIN.RWHELD replied ${mode}`)
+      }
+      return mode
+    },
+    true,
+  )
+}
+
+/** Whether an error is GOBLIN.BWLOCK's `-DEADLOCK`: another reader of the key already waits to write. */
+export function isDeadlock(error: unknown): boolean {
+  return String(error instanceof Error ? error.message : error).startsWith('DEADLOCK ')
+}
+
 /** Options of a lease or permit of a sliding window. */
 export interface PermitOptions {
   /** How many slots the holder takes at once, all or nothing (1: the plain form). */

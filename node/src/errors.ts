@@ -28,6 +28,18 @@ export class TimeoutError extends Error {
   }
 }
 
+/**
+ * A reader asked to write, waiting, while another reader of the lock already waits to write:
+ * each would wait for the other to leave, for ever (GOBLIN.BWLOCK's `-DEADLOCK`). The reader
+ * keeps its read lease.
+ */
+export class DeadlockError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'DeadlockError'
+  }
+}
+
 const LOAD_HINT =
   'load the Goblin module (loadmodule /path/to/libgoblin.so in its config file, or MODULE LOAD ' +
   '/path/to/libgoblin.so; on every node of a cluster)'

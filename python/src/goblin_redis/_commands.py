@@ -17,7 +17,7 @@ import sys
 import weakref
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
 from . import __module_version__
 
@@ -430,6 +430,64 @@ def bzwindow(key: Key, lease: float, limit: int, member: bytes, wait: float) -> 
     """``GOBLIN.BZWINDOW key lease limit member wait FENCE``: waits in line for a permit,
     replying its fencing token (nil: the wait ended)."""
     return ("GOBLIN.BZWINDOW", key, repr(lease), limit, member, wait_argument(wait), "FENCE")
+
+
+# ------------------------------------------------------------------ a readers-writer lock
+#: A readers-writer lock's modes, as ``GOBLIN.RWHELD`` names them.
+Mode: TypeAlias = Literal["read", "write"]
+
+
+def rw_lock(key: Key, token: bytes, ms: int, mode: Mode) -> Command:
+    """``GOBLIN.RLOCK`` or ``GOBLIN.WLOCK key token ms FENCE``: the read or write lease, if the
+    key lets the caller in now (never before a caller waiting in line, unless it holds the key
+    already: it renews, is demoted or promoted), replying the grant's fencing token (nil: not
+    now)."""
+    return ("GOBLIN.RLOCK" if mode == "read" else "GOBLIN.WLOCK", key, token, ms, "FENCE")
+
+
+def rw_wait(key: Key, token: bytes, ms: int, mode: Mode, wait: float) -> Command:
+    """``GOBLIN.BRLOCK`` or ``GOBLIN.BWLOCK key token ms wait FENCE``: waits in the key's one
+    line of readers and writers, up to ``wait`` seconds, replying the grant's fencing token
+    (nil: the wait ended). A reader asking to write while another reader waits so is refused
+    with ``-DEADLOCK``."""
+    return ("GOBLIN.BRLOCK" if mode == "read" else "GOBLIN.BWLOCK", key, token, ms, wait_argument(wait), "FENCE")
+
+
+def rw_extend(key: Key, token: bytes, ms: int, replace: bool) -> Command:
+    """``GOBLIN.RWEXTEND key token ms [REPLACE] FENCE``: ``ms`` more on the lease ``token``
+    holds, whichever its mode (or, with ``replace``, the lease ends ``ms`` from now), replying
+    the holder's fencing token (0: not held)."""
+    options = ("REPLACE", "FENCE") if replace else ("FENCE",)
+    return ("GOBLIN.RWEXTEND", key, token, ms, *options)
+
+
+def rw_unlock(key: Key, token: bytes) -> Command:
+    """``GOBLIN.RWUNLOCK key token``: releases the lease ``token`` holds (1), whichever its
+    mode; 0 if it holds none."""
+    return ("GOBLIN.RWUNLOCK", key, token)
+
+
+def rw_held(key: Key, token: bytes) -> Command:
+    """``GOBLIN.RWHELD key token``: the mode of the lease ``token`` holds now, read only."""
+    return ("GOBLIN.RWHELD", key, token)
+
+
+def held_mode(reply: object) -> Mode | None:
+    """``GOBLIN.RWHELD``'s reply: ``read``, ``write``, or None (a status reply, bytes or text)."""
+    if reply is None:
+        return None
+    text = _text(reply)
+    if text == "read":
+        return "read"
+    if text == "write":
+        return "write"
+    raise TypeError(f"GOBLIN.RWHELD replied {reply!r}")
+
+
+def is_deadlock(error: BaseException) -> bool:
+    """Whether a command's error is ``GOBLIN.BWLOCK``'s ``-DEADLOCK``: another reader of the key
+    already waits to write, and each would wait for the other."""
+    return str(error).startswith("DEADLOCK ")
 
 
 # --------------------------------------------------------------------------- policy sets

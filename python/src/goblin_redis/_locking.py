@@ -409,3 +409,151 @@ class Permits:
         if self.token is None:
             raise lock_error(f"Cannot {what} a permit that is not held", self.name)
         return self.token
+
+
+# ------------------------------------------------------------------ a readers-writer lock
+#: A readers-writer lock's modes.
+Mode = commands.Mode
+
+
+class DeadlockError(LockError):
+    """A reader asked to write, waiting, while another reader of the lock already waits to
+    write: each would wait for the other to leave, for ever (``GOBLIN.BWLOCK``'s
+    ``-DEADLOCK``). The reader keeps its read lease: release it and ask again, or ask without
+    waiting."""
+
+
+def deadlock_error(name: object) -> DeadlockError:
+    error: DeadlockError = cast(Any, DeadlockError)(
+        "Another reader already waits to write this lock: each would wait for the other to leave", lock_name=name
+    )
+    return error
+
+
+class ReadersWriter:
+    """What :class:`goblin_redis.lock.ReadWriteLock` and its asyncio twin share: the arguments,
+    checked in the constructor; the holder's token, mode and fencing token; each operation as a
+    plan.
+
+    One object is one holder, with one token while it holds: its read and write acquires renew,
+    promote and demote that one hold, as the server's rules say (docs/locks.md, Readers and
+    writers). Not shared between threads or tasks: each needs an object of its own.
+
+    :param client: a redis-py client (sync or asyncio, one server or a cluster).
+    :param name: the key: the readers' sorted set, or the writer's string.
+    :param timeout: seconds each lease lasts unless extended: from 0.001 to below 1e12 (there is
+        no lease-less mode: a reader that died would keep every writer out for ever).
+    :param blocking: whether an acquire waits by default.
+    :param blocking_timeout: the longest an acquire waits by default (None: for ever).
+    """
+
+    def __init__(
+        self,
+        client: Any,  # noqa: ANN401
+        name: str,
+        timeout: float = 30.0,
+        *,
+        blocking: bool = True,
+        blocking_timeout: float | None = None,
+    ) -> None:
+        self.redis = client
+        self.name = name
+        self.timeout = check_lease(timeout)
+        self.blocking = blocking
+        self.blocking_timeout = check_blocking_timeout(blocking_timeout)
+        check_fenceable(name)
+        #: The token this holder holds the lock with, while it holds it.
+        self.token: bytes | None = None
+        #: ``"read"`` or ``"write"``: the mode of this holder's lease, as its last grant left it
+        #: (None while it holds none). :meth:`held` asks the server.
+        self.mode: Mode | None = None
+        #: The fencing token of this holder's grant, kept by renewals and extends, new with a
+        #: change of mode; None once released or lost.
+        self.fencing_token: int | None = None
+
+    def _claim(self, token: bytes, mode: Mode) -> Claim:
+        name, ms = self.name, commands.lease_ms(self.timeout)
+        return Claim(
+            once=commands.rw_lock(name, token, ms, mode),
+            waiting=lambda wait: commands.rw_wait(name, token, ms, mode, wait),
+            give_back=commands.rw_unlock(name, token),
+        )
+
+    def _acquiring(
+        self,
+        mode: Mode,
+        blocking: bool | None,
+        blocking_timeout: float | None,
+        cancelled: Callable[[], bool] = never,
+    ) -> Plan[bool]:
+        """The ``mode`` lease: a new hold with a fresh token, or this holder's own renewed,
+        promoted or demoted. Not blocking (or a ``blocking_timeout`` of 0 or less): one
+        ``GOBLIN.RLOCK`` or ``GOBLIN.WLOCK``. Blocking: ``GOBLIN.BRLOCK`` or ``GOBLIN.BWLOCK``,
+        waiting in line up to ``blocking_timeout`` seconds (None: for ever), in slices shorter
+        than the socket timeout. :class:`DeadlockError` for a reader whose wait to write would
+        never end."""
+        token = self.token if self.token is not None else new_token()
+        wait, timeout = _waiting(self, blocking, blocking_timeout)
+        try:
+            fencing = yield from take(self._claim(token, mode), wait, timeout, slice_length(self.redis), cancelled)
+        except Exception as error:
+            if commands.is_deadlock(error):
+                raise deadlock_error(self.name) from error
+            raise
+        if fencing is None:
+            return False
+        self.token, self.mode, self.fencing_token = token, mode, fencing
+        return True
+
+    def _extending(self, ms: int, replace: bool, what: str) -> Plan[Literal[True]]:
+        """``GOBLIN.RWEXTEND``: the holder keeps its fencing token; a lease found lost is no
+        longer this holder's."""
+        token = self._token(what)
+        fencing = commands.fencing_token((yield from send(commands.rw_extend(self.name, token, ms, replace))))
+        if fencing is None:
+            self._forget()
+            raise not_owned(f"Cannot {what} a lock that's no longer owned", self.name)
+        self.fencing_token = fencing
+        return True
+
+    def _extending_by(self, additional_time: float, replace_ttl: bool) -> Plan[Literal[True]]:
+        """``extend``: ``additional_time`` seconds more (truncated to milliseconds, as redis-py's
+        Lock does), or the lease ends that long from now with ``replace_ttl``; a time that is
+        not positive is the server's ResponseError, never a release."""
+        return self._extending(int(number_of(additional_time, "additional_time") * 1000), replace_ttl, "extend")
+
+    def _reacquiring(self) -> Plan[Literal[True]]:
+        """``reacquire``: the lease ends ``timeout`` from now."""
+        return self._extending(commands.lease_ms(self.timeout), True, "reacquire")
+
+    def _releasing(self) -> Plan[None]:
+        """``GOBLIN.RWUNLOCK``, whichever mode this holder holds; the hold is forgotten once the
+        server has answered."""
+        token = self._token("release")
+        released = commands.as_int((yield from send(commands.rw_unlock(self.name, token))))
+        self._forget()
+        if not released:
+            raise not_owned("Cannot release a lock that's no longer owned", self.name)
+
+    def _asking_held(self) -> Plan[Mode | None]:
+        """``GOBLIN.RWHELD``: the mode this holder's lease runs in now, None for none."""
+        if self.token is None:
+            return None
+        return commands.held_mode((yield from send(commands.rw_held(self.name, self.token))))
+
+    def _asking_locked(self) -> Plan[bool]:
+        """Whether anyone holds the lock: the key expires with its last lease."""
+        return bool(commands.as_int((yield from send(("EXISTS", self.name)))))
+
+    def _token(self, what: str) -> bytes:
+        if self.token is None:
+            raise lock_error(f"Cannot {what} an unlocked lock", self.name)
+        return self.token
+
+    def _forget(self) -> None:
+        self.token = self.mode = self.fencing_token = None
+
+
+def number_of(value: object, what: str) -> float:
+    """A number of seconds an extend adds (any sign: the server refuses one not positive)."""
+    return commands.number(value, what)

@@ -1,5 +1,6 @@
 """Locks that wait in line inside the server, for redis-py: :class:`Lock`, a drop-in for
-``redis.lock.Lock``, and :class:`Semaphore`, N permits with leases.
+``redis.lock.Lock``, :class:`Semaphore`, N permits with leases, and :class:`ReadWriteLock`, a
+readers-writer lock (Redisson's ``RReadWriteLock``'s shape).
 
 Every operation is one Goblin command, with no Lua and no client sleep loop::
 
@@ -36,7 +37,7 @@ per client. Each operation is a plan of ``goblin_redis._locking`` over the comma
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Literal
+from typing import Literal, TypeVar
 
 import redis.lock
 from redis.typing import Number
@@ -44,7 +45,9 @@ from redis.typing import Number
 from . import _locking
 from ._commands import run
 
-__all__ = ["Lock", "Semaphore"]
+__all__ = ["DeadlockError", "Lock", "ReadLock", "ReadWriteLock", "Semaphore", "WriteLock"]
+
+DeadlockError = _locking.DeadlockError
 
 
 class Lock(redis.lock.Lock):
@@ -165,3 +168,137 @@ class Semaphore(_locking.Permits):
         traceback: TracebackType | None,
     ) -> None:
         self.release()
+
+
+class ReadWriteLock(_locking.ReadersWriter):
+    """A readers-writer lock on Goblin's commands: many readers at once, or one writer; readers
+    and writers wait in one line inside the server, first come, first served, so a stream of
+    readers never starves a waiting writer. Redisson's ``RReadWriteLock`` has the same shape::
+
+        rw = ReadWriteLock(r, "doc:42", timeout=30)
+        with rw.read_lock():            # GOBLIN.BRLOCK: waits while a writer holds or waits
+            ...
+        with rw.write_lock():           # GOBLIN.BWLOCK: waits for the readers to leave
+            ...
+
+    One object is one holder: :meth:`read_lock` and :meth:`write_lock` acquire for it, and a
+    holder holds one mode at a time. Asking to write while it reads **promotes** it once the
+    other readers have left (waiting ahead of the line; :class:`DeadlockError` if another reader
+    already waits so); asking to read while it writes **demotes** it at once; asking again in
+    its mode renews the lease. Not reentrant: one :meth:`release` releases, whatever the mode
+    (so a ``with rw.read_lock()`` inside a ``with rw.write_lock()`` of the same object demotes,
+    and its exit releases the hold). Not for several threads: give each its own object.
+
+    Every operation is one command, with ``FENCE``: ``GOBLIN.RLOCK`` / ``GOBLIN.WLOCK`` (not
+    waiting), ``GOBLIN.BRLOCK`` / ``GOBLIN.BWLOCK`` (waiting, in slices shorter than the socket
+    timeout), ``GOBLIN.RWEXTEND`` (:meth:`extend`, :meth:`reacquire`), ``GOBLIN.RWUNLOCK``
+    (:meth:`release`), ``GOBLIN.RWHELD`` (:meth:`held`). :attr:`fencing_token` is the grant's.
+
+    :param client: a redis-py client (``redis.Redis`` or ``redis.cluster.RedisCluster``).
+    :param name: the key: the readers' sorted set (each scored by its lease's end), or the
+        writer's string.
+    :param timeout: seconds each lease lasts unless extended, 0.001 to below 1e12 (default 30,
+        Redisson's watchdog lease); there is no lease-less mode.
+    :param blocking: whether an acquire waits by default.
+    :param blocking_timeout: the longest an acquire waits by default (None: for ever).
+
+    An argument out of these bounds (NaN, infinity, a bool) is a ValueError when the lock is
+    made, as a name the server cannot keep a fencing token beside.
+    """
+
+    def __init__(
+        self,
+        client: object,
+        name: str,
+        timeout: float = 30.0,
+        *,
+        blocking: bool = True,
+        blocking_timeout: float | None = None,
+    ) -> None:
+        super().__init__(client, name, timeout, blocking=blocking, blocking_timeout=blocking_timeout)
+        self._read = ReadLock(self, "read")
+        self._write = WriteLock(self, "write")
+
+    def read_lock(self) -> ReadLock:
+        """The read side: ``acquire``, ``release`` and ``with`` for reading."""
+        return self._read
+
+    def write_lock(self) -> WriteLock:
+        """The write side: ``acquire``, ``release`` and ``with`` for writing."""
+        return self._write
+
+    def acquire(self, mode: _locking.Mode, blocking: bool | None = None, blocking_timeout: float | None = None) -> bool:
+        """Take the lock in ``mode`` (``"read"`` or ``"write"``); True once held. Not blocking
+        (or a ``blocking_timeout`` of 0 or less): one attempt, refused while anyone waits in
+        line (unless this holder holds the lock already). Blocking: waits in line up to
+        ``blocking_timeout`` seconds (None: for ever)."""
+        return run(self.redis, self._acquiring(mode, blocking, blocking_timeout))
+
+    def release(self) -> None:
+        """Give the lease back, whichever its mode; the first in line is let in at once.
+        :class:`~redis.exceptions.LockNotOwnedError` if it had been lost (its lease ran out)."""
+        run(self.redis, self._releasing())
+
+    def extend(self, additional_time: Number, replace_ttl: bool = False) -> Literal[True]:
+        """``additional_time`` more seconds on the lease (``replace_ttl``: it ends that long from
+        now), as redis-py's ``Lock.extend``; :class:`~redis.exceptions.LockNotOwnedError` if the
+        lease was lost. A time that is not positive is the server's ResponseError."""
+        return run(self.redis, self._extending_by(additional_time, replace_ttl))
+
+    def reacquire(self) -> Literal[True]:
+        """The lease ends ``timeout`` from now (Symfony's ``putOffExpiration``, Redisson's
+        watchdog)."""
+        return run(self.redis, self._reacquiring())
+
+    def held(self) -> _locking.Mode | None:
+        """The mode this holder's lease runs in on the server now: ``"read"``, ``"write"``, or
+        None."""
+        return run(self.redis, self._asking_held())
+
+    def owned(self) -> bool:
+        """Whether this holder holds the lock, in either mode (redis-py's ``Lock.owned``)."""
+        return self.held() is not None
+
+    def locked(self) -> bool:
+        """Whether anyone holds the lock (redis-py's ``Lock.locked``)."""
+        return run(self.redis, self._asking_locked())
+
+
+Side = TypeVar("Side", bound="_Side")
+
+
+class _Side:
+    """One mode of a :class:`ReadWriteLock`: acquires in it, and releases the holder's lease."""
+
+    def __init__(self, lock: ReadWriteLock, mode: _locking.Mode) -> None:
+        self.lock = lock
+        self.mode: _locking.Mode = mode
+
+    def acquire(self, blocking: bool | None = None, blocking_timeout: float | None = None) -> bool:
+        """:meth:`ReadWriteLock.acquire` in this mode."""
+        return self.lock.acquire(self.mode, blocking, blocking_timeout)
+
+    def release(self) -> None:
+        """:meth:`ReadWriteLock.release`: the holder's lease, whichever its mode."""
+        self.lock.release()
+
+    def __enter__(self: Side) -> Side:
+        if self.acquire():
+            return self
+        raise _locking.lock_error("Unable to acquire lock within the time specified", self.lock.name)
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+class ReadLock(_Side):
+    """The read side of a :class:`ReadWriteLock` (Redisson's ``readLock()``)."""
+
+
+class WriteLock(_Side):
+    """The write side of a :class:`ReadWriteLock` (Redisson's ``writeLock()``)."""

@@ -1,6 +1,7 @@
 """Locks that wait in line inside the server, for redis-py's asyncio client: :class:`Lock`, a
-drop-in for ``redis.asyncio.lock.Lock``, and :class:`Semaphore`, N permits with leases, as
-:mod:`goblin_redis.lock` has them for the sync client::
+drop-in for ``redis.asyncio.lock.Lock``, :class:`Semaphore`, N permits with leases, and
+:class:`ReadWriteLock`, a readers-writer lock, as :mod:`goblin_redis.lock` has them for the sync
+client::
 
     import redis.asyncio
     from goblin_redis.asyncio.lock import Lock, Semaphore
@@ -12,7 +13,8 @@ drop-in for ``redis.asyncio.lock.Lock``, and :class:`Semaphore`, N permits with 
         ...
 
 Every operation is one Goblin command (``GOBLIN.LOCK``, ``GOBLIN.BLOCK``, ``GOBLIN.CAD``,
-``GOBLIN.EXTEND``; ``GOBLIN.ZWINDOW``, ``GOBLIN.BZWINDOW``), with no Lua and no sleep loop. A
+``GOBLIN.EXTEND``; ``GOBLIN.ZWINDOW``, ``GOBLIN.BZWINDOW``; the readers-writer lock's), with no
+Lua and no sleep loop. A
 task cancelled while it waits in line closes its connection (redis-py does), and the server
 gives up its place; a lock or permit granted as the cancellation lands is given back.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from types import TracebackType
-from typing import Literal
+from typing import Literal, TypeVar
 
 import redis.asyncio.lock
 from redis.typing import Number
@@ -30,7 +32,9 @@ from redis.typing import Number
 from .. import _locking
 from .._commands import arun
 
-__all__ = ["Lock", "Semaphore"]
+__all__ = ["DeadlockError", "Lock", "ReadLock", "ReadWriteLock", "Semaphore", "WriteLock"]
+
+DeadlockError = _locking.DeadlockError
 
 
 def _cancellation() -> Callable[[], bool]:
@@ -118,3 +122,97 @@ class Semaphore(_locking.Permits):
         traceback: TracebackType | None,
     ) -> None:
         await self.release()
+
+
+class ReadWriteLock(_locking.ReadersWriter):
+    """:class:`goblin_redis.lock.ReadWriteLock` on redis-py's asyncio client: the same
+    constructor, checks, rules and errors, its methods awaited, and ``async with
+    rw.read_lock()`` / ``rw.write_lock()``. A task cancelled while it waits in line leaves the
+    line; a lease granted as the cancellation lands is given back (the whole hold, for a
+    holder that was switching modes). Not shared between tasks: each needs an object of its
+    own."""
+
+    def __init__(
+        self,
+        client: object,
+        name: str,
+        timeout: float = 30.0,
+        *,
+        blocking: bool = True,
+        blocking_timeout: float | None = None,
+    ) -> None:
+        super().__init__(client, name, timeout, blocking=blocking, blocking_timeout=blocking_timeout)
+        self._read = ReadLock(self, "read")
+        self._write = WriteLock(self, "write")
+
+    def read_lock(self) -> ReadLock:
+        return self._read
+
+    def write_lock(self) -> WriteLock:
+        return self._write
+
+    async def acquire(
+        self, mode: _locking.Mode, blocking: bool | None = None, blocking_timeout: float | None = None
+    ) -> bool:
+        """:meth:`goblin_redis.lock.ReadWriteLock.acquire`, awaited."""
+        return await arun(self.redis, self._acquiring(mode, blocking, blocking_timeout, _cancellation()))
+
+    async def release(self) -> None:
+        """:meth:`goblin_redis.lock.ReadWriteLock.release`, awaited."""
+        await arun(self.redis, self._releasing())
+
+    async def extend(self, additional_time: Number, replace_ttl: bool = False) -> Literal[True]:
+        """:meth:`goblin_redis.lock.ReadWriteLock.extend`, awaited."""
+        return await arun(self.redis, self._extending_by(additional_time, replace_ttl))
+
+    async def reacquire(self) -> Literal[True]:
+        """:meth:`goblin_redis.lock.ReadWriteLock.reacquire`, awaited."""
+        return await arun(self.redis, self._reacquiring())
+
+    async def held(self) -> _locking.Mode | None:
+        """:meth:`goblin_redis.lock.ReadWriteLock.held`, awaited."""
+        return await arun(self.redis, self._asking_held())
+
+    async def owned(self) -> bool:
+        return await self.held() is not None
+
+    async def locked(self) -> bool:
+        return await arun(self.redis, self._asking_locked())
+
+
+Side = TypeVar("Side", bound="_Side")
+
+
+class _Side:
+    """One mode of a :class:`ReadWriteLock`, awaited."""
+
+    def __init__(self, lock: ReadWriteLock, mode: _locking.Mode) -> None:
+        self.lock = lock
+        self.mode: _locking.Mode = mode
+
+    async def acquire(self, blocking: bool | None = None, blocking_timeout: float | None = None) -> bool:
+        return await self.lock.acquire(self.mode, blocking, blocking_timeout)
+
+    async def release(self) -> None:
+        await self.lock.release()
+
+    async def __aenter__(self: Side) -> Side:
+        if await self.acquire():
+            return self
+        raise _locking.lock_error("Unable to acquire lock within the time specified", self.lock.name)
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc_value: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.release()
+
+
+class ReadLock(_Side):
+    """The read side of a :class:`ReadWriteLock`."""
+
+
+class WriteLock(_Side):
+    """The write side of a :class:`ReadWriteLock`."""
