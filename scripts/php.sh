@@ -4,7 +4,7 @@
 #
 #   - with apt: PHP 8.2's CLI, phpredis, Predis 1.1, PHPUnit 9.6, Composer, Mockery, PHP_CodeSniffer,
 #     and the Symfony 5.4 and Laravel 8 packages php/ works beneath (Lock, RateLimiter,
-#     HttpKernel, Routing, illuminate/*);
+#     HttpKernel, Routing, illuminate/*; Cache, for the benchmark's stock rate limiter);
 #   - a deb-src entry of the project's own, /etc/apt/sources.list.d/goblin-php-src.sources (the
 #     same mirrors and suites as the machine's own Debian entries, Types: deb-src), so that
 #   - `apt-get source` brings the source packages whose tests the suites run unmodified, pinned by
@@ -29,7 +29,7 @@ DIR=.servers/php
 started=$SECONDS
 
 PACKAGES=(php8.2-cli php-redis php-nrk-predis phpunit composer php-mockery php-codesniffer
-    php-symfony-lock php-symfony-rate-limiter php-symfony-http-kernel php-symfony-routing
+    php-symfony-lock php-symfony-rate-limiter php-symfony-cache php-symfony-http-kernel php-symfony-routing
     php-laravel-framework)
 SOURCES=(symfony=5.4.53+dfsg-0+deb12u1 php-laravel-framework=8.83.26+dfsg-2)
 SRC_LIST=/etc/apt/sources.list.d/goblin-php-src.sources
