@@ -115,13 +115,12 @@ final class Client
      */
     public function call(string $command, string $key, array $arguments = []): mixed
     {
-        $key = $this->prefixed($key);
         $node = $this->connectionFor($key);
         if (!isset(self::$checked[$node])) {
             $this->checkModule($node, $key);
         }
         try {
-            return $this->send($node, $key, [$command, $key, ...$arguments]);
+            return $this->send($node, $key, [$command, $this->prefixed($key), ...$arguments]);
         } catch (CommandException $error) {
             throw GoblinModuleException::fromCommandError($command, $error) ?? $error;
         }
@@ -136,9 +135,7 @@ final class Client
      */
     public function core(string $command, string $key, array $arguments = []): mixed
     {
-        $key = $this->prefixed($key);
-
-        return $this->send($this->connectionFor($key), $key, [$command, $key, ...$arguments]);
+        return $this->send($this->connectionFor($key), $key, [$command, $this->prefixed($key), ...$arguments]);
     }
 
     /**
@@ -150,7 +147,7 @@ final class Client
      */
     public function sliceLength(string $key): float
     {
-        $timeout = $this->readTimeout($this->connectionFor($this->prefixed($key)));
+        $timeout = $this->readTimeout($this->connectionFor($key));
         if ($timeout <= 0 || is_infinite($timeout)) {
             return Commands::LONGEST_SLICE;
         }
@@ -179,13 +176,16 @@ final class Client
         return 0.0 === $timeout ? $default : $timeout;
     }
 
-    /** The object that holds the connection to `$key`'s server: a `\RedisArray`'s node, else the client. */
+    /**
+     * The object that holds the connection to `$key`'s server: a `\RedisArray`'s node, else the
+     * client. `$key` as the application names it: the client prefixes it where it routes.
+     */
     private function connectionFor(string $key): object
     {
         return self::ARRAY === $this->kind ? $this->node($key) : $this->redis;
     }
 
-    /** The `\Redis` of a `\RedisArray` that holds `$key` (already prefixed). */
+    /** The `\Redis` of a `\RedisArray` that holds `$key`, as the application names it. */
     private function node(string $key): \Redis
     {
         \assert($this->redis instanceof \RedisArray);
@@ -219,7 +219,8 @@ final class Client
     }
 
     /**
-     * `$command` on `$node`; a cluster routes it by `$key`.
+     * `$command` on `$node`; a cluster routes it by `$key`, the application's name for it (phpredis
+     * prefixes the key it routes by; Predis's slot is the prefixed key's).
      *
      * @param non-empty-list<string|int|float> $command
      */
@@ -259,7 +260,7 @@ final class Client
         $command = RawCommand::create(...$arguments);
         $connection = $client->getConnection();
         if ($connection instanceof PredisCluster && method_exists($connection, 'getClusterStrategy')) {
-            $command->setSlot($connection->getClusterStrategy()->getSlotByKey($key));
+            $command->setSlot($connection->getClusterStrategy()->getSlotByKey($this->prefixed($key)));
         }
         try {
             $reply = $client->executeCommand($command);

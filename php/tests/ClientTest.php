@@ -140,18 +140,28 @@ final class ClientTest extends TestCase
         if ([] === $nodes) {
             throw new \RuntimeException('GOBLIN_TEST_CLUSTER is not set');
         }
-        $redis = 'predis' === $kind
-            ? new \Predis\Client(array_map(static fn (string $node): string => "tcp://$node", $nodes), ['cluster' => 'redis'])
-            : new \RedisCluster(null, $nodes);
-        $store = new GoblinStore($redis);
-        $factory = new RateLimiterFactory(['id' => 'api', 'policy' => 'token_bucket', 'limit' => 2, 'rate' => ['interval' => '1 minute']], $redis);
-        foreach (range(1, 30) as $i) {
-            $store->save($key = new Key("cluster-$i"));
-            $this->assertTrue($store->exists($key));
-            $store->putOffExpiration($key, 5);
-            $store->delete($key);
-            $this->assertFalse($store->exists($key));
-            $this->assertTrue($factory->create("k$i")->consume()->isAccepted());
+        // Without a prefix, and with one (a key's slot is its prefixed name's); tests/php.rs then
+        // finds no MOVED in the nodes' errorstats.
+        foreach (['', 'app:'] as $prefix) {
+            if ('predis' === $kind) {
+                $options = ['cluster' => 'redis'] + ('' === $prefix ? [] : ['prefix' => $prefix]);
+                $redis = new \Predis\Client(array_map(static fn (string $node): string => "tcp://$node", $nodes), $options);
+            } else {
+                $redis = new \RedisCluster(null, $nodes);
+                $redis->setOption(\Redis::OPT_PREFIX, $prefix);
+            }
+            $store = new GoblinStore($redis);
+            $config = ['id' => 'api', 'policy' => 'token_bucket', 'limit' => 2, 'rate' => ['interval' => '1 minute']];
+            $factory = new RateLimiterFactory($config, $redis);
+            for ($i = 1; $i <= 30; ++$i) {
+                $store->save($key = new Key("cluster-$i"));
+                $this->assertTrue($store->exists($key));
+                $this->assertSame(1, (int) $redis->exists("cluster-$i"), 'the client finds it under its prefix');
+                $store->putOffExpiration($key, 5);
+                $store->delete($key);
+                $this->assertFalse($store->exists($key));
+                $this->assertTrue($factory->create("k$i")->consume()->isAccepted());
+            }
         }
     }
 }
