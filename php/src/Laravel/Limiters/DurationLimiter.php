@@ -62,7 +62,8 @@ class DurationLimiter
     {
         $deadline = microtime(true) + max(0, (float) $timeout);
         while (!$this->acquire()) {
-            $wait = $this->ttl / 1000;
+            // The server drops the key once its clock is past the expiry: a millisecond after the TTL.
+            $wait = ($this->ttl + 1) / 1000;
             if ($this->ttl < 0 || microtime(true) + $wait > $deadline) {
                 throw new LimiterTimeoutException();
             }

@@ -133,19 +133,22 @@ final class RateLimiterTest extends TestCase
         $config = ['id' => 'upload', 'policy' => 'token_bucket', 'limit' => 2, 'rate' => ['interval' => '1 second', 'amount' => 2]];
         $limiter = $this->factory($client, $config)->create('r');
         $this->assertTrue($limiter->consume(2)->isAccepted());
+        // The bucket's state is GCRA's: the TAT, in Unix microseconds.
+        $emptied = (int) $this->raw->get('upload-r');
         try {
             $limiter->reserve(2, 0.2);
             $this->fail('two tokens take a second to come back');
         } catch (MaxWaitDurationExceededException $e) {
             $this->assertFalse($e->getRateLimit()->isAccepted());
         }
+        $this->assertSame($emptied, (int) $this->raw->get('upload-r'), 'a reservation refused books nothing');
         $reservation = $limiter->reserve(2, 3);
-        $wait = $reservation->getWaitDuration();
-        $this->assertGreaterThan(0.5, $wait, 'a second for two tokens at two a second, at most a token early');
-        $this->assertLessThanOrEqual(1.5, $wait);
+        $this->assertSame($emptied + 1_000_000, (int) $this->raw->get('upload-r'), 'two tokens booked, half a second each');
+        $this->assertLessThanOrEqual(1.5, $reservation->getWaitDuration(), 'a second at most, and a token\'s interval late at most');
         $this->assertFalse($limiter->consume()->isAccepted(), 'the booked tokens are taken');
         $reservation->wait();
-        $this->assertFalse($limiter->consume()->isAccepted(), 'they were the reservation\'s');
+        // It acts once its two tokens are back: when the bucket, emptied, has refilled them.
+        $this->assertGreaterThanOrEqual(intdiv($emptied, 1000), Servers::now($this->raw));
     }
 
     /** @dataProvider clients */
