@@ -42,16 +42,6 @@ final class Commands
         );
     }
 
-    /**
-     * `GOBLIN.EXTEND key token ms [REPLACE]`: whether `$token` still held the lock, whose lease
-     * now ends `$milliseconds` from now (`$replace`) or that much later.
-     */
-    public static function extend(Client $client, string $key, string $token, int $milliseconds, bool $replace = true): bool
-    {
-        $arguments = $replace ? [$token, $milliseconds, 'REPLACE'] : [$token, $milliseconds];
-
-        return 0 !== $client->call('GOBLIN.EXTEND', $key, $arguments);
-    }
 
     /** `GOBLIN.CAD key value`: whether `$value` held the lock (or the lease) and gave it back. */
     public static function cad(Client $client, string $key, string $value): bool
@@ -65,6 +55,48 @@ final class Commands
         $value = $client->core('GET', $key);
 
         return \is_string($value) ? $value : null;
+    }
+
+    // ------------------------------------------------------------------ readers-writer locks
+
+    /**
+     * `GOBLIN.WLOCK` (`$write`) or `GOBLIN.RLOCK key token ms`: the lease taken (or renewed,
+     * promoted, demoted), or not.
+     */
+    public static function readWriteLock(Client $client, string $key, string $token, int $milliseconds, bool $write): bool
+    {
+        return null !== $client->call($write ? 'GOBLIN.WLOCK' : 'GOBLIN.RLOCK', $key, [$token, $milliseconds]);
+    }
+
+    /**
+     * One `GOBLIN.BWLOCK` (`$write`) or `GOBLIN.BRLOCK key token ms timeout`, waiting in line at
+     * most `$wait` seconds: granted, or not yet.
+     */
+    public static function waitForReadWriteLock(Client $client, string $key, string $token, int $milliseconds, bool $write, float $wait): bool
+    {
+        $command = $write ? 'GOBLIN.BWLOCK' : 'GOBLIN.BRLOCK';
+
+        return null !== $client->call($command, $key, [$token, $milliseconds, self::timeout($wait)]);
+    }
+
+    /** `GOBLIN.RWEXTEND key token ms REPLACE`: whether `$token` held a lease, which now ends `$milliseconds` from now. */
+    public static function extendReadWriteLock(Client $client, string $key, string $token, int $milliseconds): bool
+    {
+        return 0 !== $client->call('GOBLIN.RWEXTEND', $key, [$token, $milliseconds, 'REPLACE']);
+    }
+
+    /** `GOBLIN.RWUNLOCK key token`: whether `$token` held a lease and gave it back. */
+    public static function unlockReadWriteLock(Client $client, string $key, string $token): bool
+    {
+        return 1 === $client->call('GOBLIN.RWUNLOCK', $key, [$token]);
+    }
+
+    /** `GOBLIN.RWHELD key token`: `write`, `read`, or null for no lease. */
+    public static function readWriteLockHeld(Client $client, string $key, string $token): ?string
+    {
+        $mode = $client->call('GOBLIN.RWHELD', $key, [$token]);
+
+        return \is_string($mode) ? $mode : null;
     }
 
     // ------------------------------------------------------------------ leases (semaphores)

@@ -69,13 +69,13 @@ class GoblinStore implements BlockingStoreInterface, BlockingSharedLockStoreInte
     /** Takes the lock to write: a new writer, the writer again, or the sole reader promoted. */
     public function save(Key $key): void
     {
-        $this->take($key, 'GOBLIN.WLOCK');
+        $this->take($key, true);
     }
 
     /** Takes the lock to read: a new reader, the reader again, or the writer demoted. */
     public function saveRead(Key $key): void
     {
-        $this->take($key, 'GOBLIN.RLOCK');
+        $this->take($key, false);
     }
 
     /**
@@ -86,25 +86,26 @@ class GoblinStore implements BlockingStoreInterface, BlockingSharedLockStoreInte
      */
     public function waitAndSave(Key $key): void
     {
-        $this->wait($key, 'GOBLIN.BWLOCK');
+        $this->wait($key, true);
     }
 
     /** Waits in line inside the server (GOBLIN.BRLOCK) until the lock is granted to read. */
     public function waitAndSaveRead(Key $key): void
     {
-        $this->wait($key, 'GOBLIN.BRLOCK');
+        $this->wait($key, false);
     }
 
     /** Sets the lease to `$ttl` seconds from now, in whichever mode it is held (it does not add). */
     public function putOffExpiration(Key $key, float $ttl): void
     {
         $key->reduceLifetime($ttl);
-        $held = $this->storage(fn (): mixed => $this->client->call(
-            'GOBLIN.RWEXTEND',
+        $held = $this->storage(fn (): bool => Commands::extendReadWriteLock(
+            $this->client,
             (string) $key,
-            [$this->token($key), Commands::milliseconds($ttl), 'REPLACE'],
+            $this->token($key),
+            Commands::milliseconds($ttl),
         ));
-        if (0 === $held) {
+        if (!$held) {
             throw new LockConflictedException();
         }
         $this->checkNotExpired($key);
@@ -112,41 +113,46 @@ class GoblinStore implements BlockingStoreInterface, BlockingSharedLockStoreInte
 
     public function delete(Key $key): void
     {
-        $this->storage(fn (): mixed => $this->client->call('GOBLIN.RWUNLOCK', (string) $key, [$this->token($key)]));
+        $this->storage(fn (): bool => Commands::unlockReadWriteLock($this->client, (string) $key, $this->token($key)));
     }
 
     public function exists(Key $key): bool
     {
-        return null !== $this->storage(fn (): mixed => $this->client->call('GOBLIN.RWHELD', (string) $key, [$this->token($key)]));
+        return null !== $this->storage(fn (): ?string => Commands::readWriteLockHeld($this->client, (string) $key, $this->token($key)));
     }
 
-    /** `$command` (GOBLIN.WLOCK or GOBLIN.RLOCK) once, without waiting. */
-    private function take(Key $key, string $command): void
+    /** GOBLIN.WLOCK (`$write`) or GOBLIN.RLOCK once, without waiting. */
+    private function take(Key $key, bool $write): void
     {
         $key->reduceLifetime($this->initialTtl);
-        $reply = $this->storage(fn (): mixed => $this->client->call(
-            $command,
+        $taken = $this->storage(fn (): bool => Commands::readWriteLock(
+            $this->client,
             (string) $key,
-            [$this->token($key), Commands::milliseconds($this->initialTtl)],
+            $this->token($key),
+            Commands::milliseconds($this->initialTtl),
+            $write,
         ));
-        if (null === $reply) {
+        if (!$taken) {
             throw new LockConflictedException();
         }
         $this->checkNotExpired($key);
     }
 
-    /** `$command` (GOBLIN.BWLOCK or GOBLIN.BRLOCK) in slices, until granted. */
-    private function wait(Key $key, string $command): void
+    /** GOBLIN.BWLOCK (`$write`) or GOBLIN.BRLOCK in slices, until granted. */
+    private function wait(Key $key, bool $write): void
     {
         $sent = microtime(true);
         $this->storage(fn (): bool => Commands::wait(
-            function (float $wait) use ($key, $command, &$sent): bool {
+            function (float $wait) use ($key, $write, &$sent): bool {
                 $sent = microtime(true);
 
-                return null !== $this->client->call(
-                    $command,
+                return Commands::waitForReadWriteLock(
+                    $this->client,
                     (string) $key,
-                    [$this->token($key), Commands::milliseconds($this->initialTtl), Commands::timeout($wait)],
+                    $this->token($key),
+                    Commands::milliseconds($this->initialTtl),
+                    $write,
+                    $wait,
                 );
             },
             null,
