@@ -5,7 +5,8 @@
 #                 (SERVER=valkey91|redis82|redis70|redis810)
 #   make lint     rustfmt and clippy (warnings as errors) on the crates, fuzz/ and the floor;
 #                 ruff and mypy --strict on the Python; tsc and eslint on the Node;
-#                 RuboCop and rbs on the Ruby
+#                 RuboCop and rbs on the Ruby;
+#                 php -l, PHP_CodeSniffer and Intelephense on the PHP (php/, examples/php/, bench/php/)
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
 #   make bench    the benchmark: bench/results/latest.md and latest.png, a parked waiter's memory
 #                 (bench/results/waiters.md), the memory per lock holder (bench/results/holders.md),
@@ -63,6 +64,7 @@ bench: build floor
 	bash bench/python/run.sh
 	bash bench/node/run.sh
 	bash bench/ruby/run.sh
+	bash bench/php/run.sh
 	bash scripts/instructions.sh
 
 # The floor module (bench/floor): only the benchmark builds it, into target/floor; make test
@@ -99,6 +101,12 @@ lint: deps
 	bash scripts/ruby.sh
 	rubocop -c ruby/.rubocop.yml ruby examples/ruby bench/ruby
 	cd ruby && ruby -e 'load Gem.bin_path("rbs", "rbs")' -- -I sig validate >/dev/null
+	bash scripts/php.sh analysis
+	for file in $$(find php examples/php bench/php -name '*.php' -not -path '*/vendor/*' -not -path '*/cache/*'); do \
+		php -d display_errors=stderr -l $$file >/dev/null || exit 1; \
+	done
+	phpcs --standard=php/phpcs.xml php/src php/tests examples/php bench/php
+	node scripts/php-analysis/analyse.mjs php examples/php bench/php
 
 # The server list lives in testkit/src/servers.rs; `server-path` says where SERVER's binary is.
 # Installs only what SERVER needs (a first `make run` on Valkey builds no Redis 8.10).

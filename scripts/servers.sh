@@ -10,6 +10,8 @@
 #     suites, pinned by hash, into .servers/venv;
 #   - the Node packages the tests run (scripts/node.sh): npm ci from node/package-lock.json;
 #   - Ruby and the gems the tests run (scripts/ruby.sh), Debian's packages, with apt.
+#   - the PHP the tests run (scripts/php.sh): PHP, the Symfony and Laravel packages and their
+#     source packages from Debian, and php/ installed by Composer into .servers/php/app.
 # Prints the server paths it verified, and how long each step took when it did something.
 #
 #   scripts/servers.sh            everything (make test, make bench)
@@ -234,6 +236,7 @@ if want_all; then
     bash scripts/python.sh
     bash scripts/node.sh
     bash scripts/ruby.sh
+    bash scripts/php.sh
 fi
 
 for server in "${servers[@]}"; do

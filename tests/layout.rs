@@ -223,6 +223,11 @@ fn the_readme_says_what_make_lint_runs() {
         ("mypy --strict", "mypy --strict"),
         ("tsc", "tsc"),
         ("eslint", "eslint"),
+        ("rubocop", "rubocop"),
+        ("rbs", "rbs"),
+        ("php -d display_errors=stderr -l", "php -l"),
+        ("phpcs", "phpcs"),
+        ("analyse.mjs", "Intelephense"),
     ];
     let mut ran = 0;
     for (runs, says) in tools {
