@@ -25,6 +25,7 @@ use commands::increx::GoblinIncrex;
 use commands::lock::GoblinLock;
 use commands::mfwindow::GoblinMfwindow;
 use commands::mgcra::GoblinMgcra;
+use commands::native::cl_throttle::ClThrottle;
 use commands::native::delex::Delex;
 use commands::native::delifeq::Delifeq;
 use commands::native::digest::Digest;
@@ -36,7 +37,7 @@ use commands::zwstats::GoblinZwstats;
 use server::{registration, ModuleSpec, Registration};
 
 /// Every command of the module, in the order `INFO goblin` lists them: Goblin's own, then
-/// the stand-ins for native commands of newer servers.
+/// the stand-ins for native commands of newer servers, and for redis-cell's.
 const COMMANDS: &[Registration] = &[
     registration::<GoblinIncrex>(),
     registration::<GoblinZwindow>(),
@@ -57,6 +58,7 @@ const COMMANDS: &[Registration] = &[
     registration::<Delex>(),
     registration::<Digest>(),
     registration::<Delifeq>(),
+    registration::<ClThrottle>(),
 ];
 
 /// What the server loads: `server::module` registers it in `RedisModule_OnLoad`.
