@@ -18,6 +18,19 @@ fn fields(reply: &Reply) -> Vec<i64> {
     reply.array().iter().map(Reply::int).collect()
 }
 
+/// Every word of a reply, depth first: a key spec or a GETKEYSANDFLAGS answer, flattened.
+fn words(reply: &Reply) -> Vec<String> {
+    match reply {
+        Reply::Array(items) | Reply::Set(items) => items.iter().flat_map(words).collect(),
+        Reply::Map(pairs) => pairs
+            .iter()
+            .flat_map(|(k, v)| [words(k), words(v)].concat())
+            .collect(),
+        Reply::Int(n) => vec![n.to_string()],
+        other => vec![other.text()],
+    }
+}
+
 /// redis-cell's rounding of a time in nanoseconds to seconds (for the times here, under 2^24
 /// seconds): the whole seconds, one more if a whole millisecond is left over.
 fn seconds(nanos: i128) -> i64 {
@@ -216,9 +229,28 @@ on_every_server! {
         if flavor.has_module_acl_categories() {
             assert_eq!(info[6].texts(), ["@write", "@string", "@fast"]);
         }
-        let spec = info[8].array()[0].array();
-        assert_eq!(spec[0].text(), "flags");
-        assert_eq!(spec[1].texts(), ["RW", "access", "update"]);
+        // One key spec, whole: the key at position 1, read and updated. It is the one the
+        // server derives for redis-cell's registration (first key 1, last 1, step 1), so a
+        // client that routes or checks ACLs by key specs finds the same key either way.
+        let specs = info[8].array();
+        assert_eq!(specs.len(), 1, "{specs:?}");
+        assert_eq!(
+            words(&specs[0]),
+            [
+                "flags", "RW", "access", "update",
+                "begin_search", "type", "index", "spec", "index", "1",
+                "find_keys", "type", "range", "spec", "lastkey", "0", "keystep", "1", "limit", "0",
+            ],
+        );
+        for call in [&["cell:k", "15", "30", "60"][..], &["cell:k", "15", "30", "60", "2"]] {
+            let mut getkeys = vec!["COMMAND", "GETKEYSANDFLAGS", "CL.THROTTLE"];
+            getkeys.extend_from_slice(call);
+            assert_eq!(
+                words(&c.call(&getkeys)),
+                ["cell:k", "RW", "access", "update"],
+                "{call:?}"
+            );
+        }
         if flavor.version() >= (7, 2) || flavor.family() == Family::Valkey {
             let docs = c.call(&["COMMAND", "DOCS", "cl.throttle"]);
             let fields = docs.array()[1].array();
@@ -287,5 +319,82 @@ on_every_server! {
         assert!(!aof.to_ascii_lowercase().contains("throttle"), "the AOF names CL.THROTTLE");
         let sets = aof_commands(&aof).into_iter().filter(|c| c[0] == "SET").count();
         assert_eq!(sets, allowed, "one SET in the AOF per allowed call");
+    }
+
+    /// A TAT under a millisecond ahead expires in its call's own millisecond (its expiry is the
+    /// TAT floored), and is stored all the same, as redis-cell stores it
+    /// (`RedisModule_SetExpire(key, 0)`: now): the next command of that millisecond reads it.
+    /// Replicas and the AOF get it as every TAT, `SET key tat PXAT ms`, and keep it though it
+    /// is already due when it arrives (a replica, and a server loading its AOF, never drop a
+    /// write as expired: they wait for the primary's DEL). The primary's active expiry is off
+    /// here, so no DEL comes: the replica, and a server without the module that loads the AOF,
+    /// hold every key the primary holds.
+    fn tats_ending_in_their_millisecond_reach_replicas_and_the_aof(flavor: Flavor) {
+        let dir = TempDir::new("cell-ending");
+        let server = Server::builder(flavor)
+            .dir(&dir.0)
+            .args(AOF_ALWAYS)
+            .args(["--enable-debug-command", "yes"])
+            .start();
+        let mut c = server.conn();
+        assert_eq!(c.call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), Reply::Status("OK".into()));
+        // 2,000 a second: half a millisecond a token. Quantity 0 stores the TAT it reads, or now.
+        let mut stored: Vec<[String; 5]> = Vec::new();
+        let mut ending = 0;
+        for i in 0..120 {
+            let key = format!("end:{}", i % 6);
+            let quantity = ["0", "1", "1", "2"][(i + i / 6) % 4];
+            c.call(&["MULTI"]);
+            throttle(&mut c, &[&key, "9", "2000", "1", quantity]);
+            c.call(&["GET", &key]);
+            c.call(&["PEXPIRETIME", &key]);
+            c.call(&["PTTL", &key]);
+            let replies = c.call(&["EXEC"]).array().to_vec();
+            if fields(&replies[0])[0] == 1 {
+                continue;
+            }
+            // Read in the call's own instant: there, even a TAT that ends in it.
+            let tat = replies[1].text();
+            let at = replies[2].int();
+            assert_eq!(at, (tat.parse::<u64>().expect("a TAT") / 1_000_000) as i64, "{key}: {tat}");
+            if replies[3] == Reply::Int(0) {
+                ending += 1;
+            }
+            stored.push(["SET".into(), key, tat, "PXAT".into(), at.to_string()]);
+        }
+        assert!(ending >= 20, "only {ending} TATs ending in their millisecond");
+        assert_eq!(c.call(&["WAIT", "1", "10000"]), Reply::Int(1));
+
+        // The stream, exactly: one SET per TAT stored, in order, and nothing that names the
+        // command.
+        let aof = aof_text(&dir.0);
+        assert!(!aof.to_ascii_lowercase().contains("throttle"), "the AOF names CL.THROTTLE");
+        let sets: Vec<Vec<String>> = aof_commands(&aof).into_iter().filter(|c| c[0] == "SET").collect();
+        assert_eq!(sets, stored);
+
+        // Every key is due by now; none was deleted on the primary, so none may be missing on
+        // the replica (DBSIZE counts a key until it is deleted, due or not).
+        let replica = server.replica().expect("replica mode");
+        assert_eq!(c.call(&["DBSIZE"]), Reply::Int(6));
+        assert_eq!(replica.conn().call(&["DBSIZE"]), Reply::Int(6), "the replica");
+
+        // A server without the module loads the AOF, and keeps them too. It is a replica (of a
+        // port where nothing listens): a replica never expires keys itself, so nothing deletes
+        // them between its load and this read.
+        let copy = TempDir::new("cell-ending-aof");
+        std::fs::create_dir(copy.0.join("appendonlydir")).expect("appendonlydir");
+        for file in std::fs::read_dir(dir.0.join("appendonlydir")).expect("the AOF") {
+            let file = file.expect("a file of the AOF").path();
+            let name = file.file_name().expect("a name");
+            std::fs::copy(&file, copy.0.join("appendonlydir").join(name)).expect("copy");
+        }
+        let loaded = Server::builder(flavor)
+            .without_module()
+            .without_replica()
+            .dir(&copy.0)
+            .args(AOF_ALWAYS)
+            .args(["--replicaof", "127.0.0.1", &free_port().to_string()])
+            .start();
+        assert_eq!(loaded.conn().call(&["DBSIZE"]), Reply::Int(6), "loaded from the AOF");
     }
 }
