@@ -206,22 +206,37 @@ impl Clock {
 /// A server with redis-cell loaded (`build`), on `clock`; no replica (its clock is the test's).
 fn with_redis_cell(flavor: Flavor, build: &PathBuf, clock: &Clock) -> Server {
     let build = clock.clocked(build);
-    clock
-        .on(Server::builder(flavor))
-        .without_module()
-        .without_replica()
-        .args(["--enable-module-command", "yes"])
-        .args(["--loadmodule", build.to_str().expect("utf-8")])
-        .start()
+    without_active_expiry(
+        clock
+            .on(Server::builder(flavor))
+            .without_module()
+            .without_replica()
+            .args(["--enable-module-command", "yes"])
+            .args(["--loadmodule", build.to_str().expect("utf-8")]),
+    )
 }
 
 /// A server with Goblin, its CL.THROTTLE the stand-in, on `clock`.
 fn with_goblin(flavor: Flavor, clock: &Clock) -> Server {
-    clock
-        .on(Server::builder(flavor))
-        .without_replica()
-        .module_args(["allow-unload"])
-        .start()
+    without_active_expiry(
+        clock
+            .on(Server::builder(flavor))
+            .without_replica()
+            .module_args(["allow-unload"]),
+    )
+}
+
+/// Starts a server whose keys expire only when read, as the server expires them then: once
+/// the clock is past their expiry, never in it. Its active expiry would delete a key in its
+/// expiry's own millisecond (a TAT under a millisecond ahead expires in its call's one) at a
+/// moment the test's clock does not set, on one server and not yet on the other: without it,
+/// a key that ends in its call's millisecond reads the same on both, and the next call of that
+/// millisecond finds it on both, so it is compared too.
+fn without_active_expiry(builder: ServerBuilder) -> Server {
+    let server = builder.args(["--enable-debug-command", "yes"]).start();
+    let set = server.conn().call(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    assert_eq!(set, Reply::Status("OK".into()));
+    server
 }
 
 type State = (String, Reply, i64);
@@ -230,7 +245,8 @@ fn state(c: &mut Conn, key: &[u8]) -> State {
     snapshot(c, key)
 }
 
-/// Makes `key` on `c` hold `state` (a string, or nothing).
+/// Makes `key` on `c` hold `state` (a string, or nothing), which must not be due at the
+/// server's clock (`ending`): a client's `SET ... PXAT` at or before it deletes the key.
 fn restore(c: &mut Conn, key: &[u8], state: &State) {
     c.call(&[&b"DEL"[..], key]);
     if let (kind, Reply::Bulk(value), at) = state {
@@ -251,6 +267,10 @@ struct Tally {
     allowed: usize,
     limited: usize,
     both_errors: usize,
+    /// Calls that found a TAT ending in their millisecond (its key expires in it), and calls
+    /// that left one: compared as every other, reply and key.
+    found_ending: usize,
+    left_ending: usize,
     /// The deliberate differences, by kind.
     deliberate: BTreeMap<String, usize>,
     /// Inputs that crash redis-cell's server, sent to Goblin only, by kind.
@@ -271,6 +291,8 @@ impl Tally {
         self.allowed += other.allowed;
         self.limited += other.limited;
         self.both_errors += other.both_errors;
+        self.found_ending += other.found_ending;
+        self.left_ending += other.left_ending;
         for (kind, n) in other.deliberate {
             *self.deliberate.entry(kind).or_default() += n;
         }
@@ -285,13 +307,16 @@ impl Tally {
 
     fn print(&self, label: &str) {
         eprintln!(
-            "{label}: {} calls: {} the same (allowed {}, limited {}, both errors {}), \
-             deliberate {:?}, to Goblin alone {:?}, unexplained {}",
+            "{label}: {} calls: {} the same (allowed {}, limited {}, both errors {}; {} found a \
+             TAT ending in their millisecond, {} left one), deliberate {:?}, to Goblin alone \
+             {:?}, unexplained {}",
             self.calls,
             self.same,
             self.allowed,
             self.limited,
             self.both_errors,
+            self.found_ending,
+            self.left_ending,
             self.deliberate,
             self.goblin_only,
             self.unexplained.len()
@@ -446,25 +471,20 @@ fn limits_of(argv: &[Vec<u8>]) -> Option<Limits> {
     Limits::new(number(2)?, number(3)?, number(4)?, quantity).ok()
 }
 
-/// A key's state as a call sees it at `now_ms`: one that expires in this millisecond is as good
-/// as gone. The server keeps it through the millisecond, but Redis 8 deletes such a key (its
-/// own, redis-cell's or Goblin's) at a moment the test's clock does not set, even between the
-/// reads of one state (`string`, then no value).
-fn seen(state: State, now_ms: i64) -> State {
-    if state.2 == -2 || (0..=now_ms).contains(&state.2) {
-        ("none".into(), Reply::Nil, -2)
-    } else {
-        state
-    }
+/// A key that expires in this millisecond (`now_ms`): the server keeps it through the
+/// millisecond, but no client can write one (`SET ... PXAT` at or before the clock deletes).
+fn ending(state: &State, now_ms: i64) -> bool {
+    (0..=now_ms).contains(&state.2)
 }
 
-/// After a step: a key in its last millisecond is deleted on both servers, so that the next
-/// call finds the same on both.
-fn settle(cell: &mut Conn, goblin: &mut Conn, key: &[u8], now_ms: i64) {
-    let ending = |c: &mut Conn| seen(state(c, key), now_ms).0 == "none";
-    if ending(goblin) || ending(cell) {
-        cell.call(&[&b"DEL"[..], key]);
-        goblin.call(&[&b"DEL"[..], key]);
+/// Makes `key` hold `state` on both servers, where one of them left it so: restored where it
+/// can be, and deleted on both where it ends in this millisecond.
+fn resync(to: &mut Conn, other: &mut Conn, key: &[u8], state: &State, now_ms: i64) {
+    if ending(state, now_ms) {
+        to.call(&[&b"DEL"[..], key]);
+        other.call(&[&b"DEL"[..], key]);
+    } else {
+        restore(to, key, state);
     }
 }
 
@@ -486,6 +506,7 @@ fn differential(
         .iter()
         .map(|_| [*rng.pick(BURSTS), *rng.pick(COUNTS), *rng.pick(PERIODS)])
         .collect();
+    let mut k = 0;
     for _ in 0..calls {
         let advance = match rng.below(20) {
             0..=7 => 0,
@@ -498,9 +519,12 @@ fn differential(
         clock.advance(advance);
         clock.seen_by(&mut [&mut *cell, &mut *goblin]);
         let now = clock.ms;
-        let key = &keys[rng.below(keys.len() as u64) as usize];
-        let k = keys.iter().position(|other| other == key).unwrap_or(0);
-        settle(cell, goblin, key, now);
+        // A quarter of the calls on the key of the call before, so that a call often finds
+        // the TAT that one left, in its millisecond too.
+        if rng.below(4) != 0 {
+            k = rng.below(keys.len() as u64) as usize;
+        }
+        let key = &keys[k];
         if rng.below(100) < 4 {
             for command in preset(&mut rng, key, now) {
                 let (a, b) = (cell.call(&command), goblin.call(&command));
@@ -519,7 +543,7 @@ fn differential(
             assert!(reply.is_error(), "{kind}: {call:?}: {reply:?}");
             assert_eq!(state(goblin, key), set_up, "{kind}: {call:?} wrote");
             Tally::count(&mut tally.goblin_only, kind);
-            restore(goblin, key, &before);
+            resync(goblin, cell, key, &before, now);
             continue;
         }
         let policy = policies[k];
@@ -559,8 +583,9 @@ fn differential(
             text(&argv)
         );
         let (theirs, ours) = (cell.call(&argv), goblin.call(&argv));
-        let (after_theirs, after_ours) =
-            (seen(state(cell, key), now), seen(state(goblin, key), now));
+        let (after_theirs, after_ours) = (state(cell, key), state(goblin, key));
+        tally.found_ending += usize::from(ending(&before, now));
+        tally.left_ending += usize::from(ending(&after_ours, now));
         let shown = || {
             format!(
                 "{} at {now} ms: redis-cell {theirs:?} {after_theirs:?}, Goblin {ours:?} {after_ours:?}, before {before:?}",
@@ -584,19 +609,17 @@ fn differential(
                 continue;
             }
             // redis-cell writes the key, then fails to give it its (negative) expiry.
-            (Reply::Error(_), Reply::Error(b)) if after_ours == seen(before.clone(), now) => {
+            (Reply::Error(_), Reply::Error(b)) if after_ours == before => {
                 *tally
                     .error_pairs
                     .entry(("(after writing the key)".into(), b.clone()))
                     .or_default() += 1;
                 Some("redis-cell errs after writing the key")
             }
-            (Reply::Array(_), Reply::Error(b)) if after_ours == seen(before.clone(), now) => {
-                REFUSALS
-                    .iter()
-                    .find(|(text, _)| text == b)
-                    .map(|(_, kind)| *kind)
-            }
+            (Reply::Array(_), Reply::Error(b)) if after_ours == before => REFUSALS
+                .iter()
+                .find(|(text, _)| text == b)
+                .map(|(_, kind)| *kind),
             (Reply::Array(a), Reply::Array(b)) if after_theirs == after_ours => {
                 let ints = |r: &[Reply]| r.iter().map(Reply::int).collect::<Vec<i64>>();
                 let (a, b) = (ints(a), ints(b));
@@ -629,9 +652,8 @@ fn differential(
             None => tally.unexplained.push(shown()),
         }
         // Back in step: redis-cell's key as Goblin left it.
-        settle(cell, goblin, key, now);
         let ours_now = state(goblin, key);
-        restore(cell, key, &ours_now);
+        resync(cell, goblin, key, &ours_now, now);
     }
     tally
 }
@@ -789,12 +811,8 @@ fn switching_on(flavor: Flavor, build: &PathBuf) -> [usize; 3] {
             let now = clock.ms;
             let call = switching_call(&mut rng, &keys);
             let key = call[1].as_bytes();
-            settle(&mut reference, &mut switching, key, now);
             let (theirs, ours) = (reference.call(&call), switching.call(&call));
-            let (a, b) = (
-                seen(state(&mut reference, key), now),
-                seen(state(&mut switching, key), now),
-            );
+            let (a, b) = (state(&mut reference, key), state(&mut switching, key));
             assert_eq!(
                 (&ours, &b),
                 (&theirs, &a),
