@@ -217,8 +217,8 @@ impl ServerBuilder {
         self
     }
 
-    /// An environment variable of the server process (and its replica's): a clock of its own
-    /// under libfaketime, say.
+    /// An environment variable of the server process (and its replica's): a preloaded library
+    /// that gives it a clock of the test's own, say.
     pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.env.push((name.into(), value.into()));
         self
