@@ -7,6 +7,7 @@
 
 use goblin_core::gcra::{GcraOverflow, TatError};
 use goblin_core::increx::CounterError;
+use goblin_core::native::cl_throttle::{LimitsError, TatOverflow};
 use goblin_core::native::delex::ConditionError;
 use goblin_core::zwindow::ExpireOverflow;
 
@@ -145,6 +146,59 @@ impl From<TatError> for CommandError {
             TatError::NotATat => gcra::NOT_A_TAT,
             TatError::Negative => gcra::NEGATIVE_TAT,
         }
+    }
+}
+
+/// The CL.THROTTLE stand-in's errors. Where redis-cell answers an error ("Cell error: ..."),
+/// this answers one in Redis's words; where it crashes the server or wraps its arithmetic, one
+/// that says why (`docs/commands/cl.throttle.md`).
+pub mod cl_throttle {
+    use super::CommandError::{self, Message};
+
+    /// redis-cell's server aborts on an argument that is not UTF-8.
+    pub const NOT_UTF8: CommandError = Message("ERR CL.THROTTLE takes UTF-8 arguments only");
+    pub const NEGATIVE_BURST: CommandError = Message("ERR max_burst must be >= 0");
+    pub const COUNT_BELOW_ONE: CommandError = Message("ERR count_per_period must be > 0");
+    pub const PERIOD_BELOW_ONE: CommandError = Message("ERR period must be > 0");
+    pub const NEGATIVE_QUANTITY: CommandError = Message("ERR quantity must be >= 0");
+    /// redis-cell's "Zero rates are not supported".
+    pub const ZERO_RATE: CommandError = Message(
+        "ERR zero rates are not supported: count_per_period exceeds the period in nanoseconds",
+    );
+    pub const RATE_OVERFLOW: CommandError = Message(
+        "ERR CL.THROTTLE counts in 64-bit nanoseconds: period over count_per_period would overflow",
+    );
+    pub const BURST_OVERFLOW: CommandError = Message(
+        "ERR CL.THROTTLE counts in 64-bit nanoseconds: period, count_per_period and max_burst would overflow",
+    );
+    pub const QUANTITY_OVERFLOW: CommandError = Message(
+        "ERR CL.THROTTLE counts in 64-bit nanoseconds: period, count_per_period and quantity would overflow",
+    );
+    pub const TAT_OVERFLOW: CommandError =
+        Message("ERR CL.THROTTLE counts in 64-bit nanoseconds: the TAT would overflow");
+    /// redis-cell's server aborts on such a key (and answers a UTF-8 error for some).
+    pub const NOT_A_TAT: CommandError =
+        Message("ERR the key holds a string that is not a CL.THROTTLE TAT");
+}
+
+impl From<LimitsError> for CommandError {
+    fn from(error: LimitsError) -> Self {
+        match error {
+            LimitsError::NegativeBurst => cl_throttle::NEGATIVE_BURST,
+            LimitsError::CountBelowOne => cl_throttle::COUNT_BELOW_ONE,
+            LimitsError::PeriodBelowOne => cl_throttle::PERIOD_BELOW_ONE,
+            LimitsError::NegativeQuantity => cl_throttle::NEGATIVE_QUANTITY,
+            LimitsError::ZeroRate => cl_throttle::ZERO_RATE,
+            LimitsError::RateOverflow => cl_throttle::RATE_OVERFLOW,
+            LimitsError::BurstOverflow => cl_throttle::BURST_OVERFLOW,
+            LimitsError::QuantityOverflow => cl_throttle::QUANTITY_OVERFLOW,
+        }
+    }
+}
+
+impl From<TatOverflow> for CommandError {
+    fn from(_: TatOverflow) -> Self {
+        cl_throttle::TAT_OVERFLOW
     }
 }
 

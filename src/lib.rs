@@ -20,7 +20,9 @@ use commands::fixed::{
     fwindow::GoblinFwindow, fwstats::GoblinFwstats, increx::GoblinIncrex, mfwindow::GoblinMfwindow,
 };
 use commands::locks::{block::GoblinBlock, cad::GoblinCad, extend::GoblinExtend, lock::GoblinLock};
-use commands::native::{delex::Delex, delifeq::Delifeq, digest::Digest, increx::Increx};
+use commands::native::{
+    cl_throttle::ClThrottle, delex::Delex, delifeq::Delifeq, digest::Digest, increx::Increx,
+};
 use commands::rwlock::{
     brlock::GoblinBrlock, bwlock::GoblinBwlock, rlock::GoblinRlock, rwextend::GoblinRwextend,
     rwheld::GoblinRwheld, rwunlock::GoblinRwunlock, wlock::GoblinWlock,
@@ -33,7 +35,7 @@ use commands::throttles::{gcra::GoblinGcra, mgcra::GoblinMgcra};
 use server::{registration, ModuleSpec, Registration};
 
 /// Every command of the module, in the order `INFO goblin` lists them: Goblin's own, then
-/// the stand-ins for native commands of newer servers.
+/// the stand-ins for native commands of newer servers, and for redis-cell's.
 const COMMANDS: &[Registration] = &[
     registration::<GoblinIncrex>(),
     registration::<GoblinZwindow>(),
@@ -61,6 +63,7 @@ const COMMANDS: &[Registration] = &[
     registration::<Delex>(),
     registration::<Digest>(),
     registration::<Delifeq>(),
+    registration::<ClThrottle>(),
 ];
 
 /// What the server loads: handed to `server/`, which registers it in `RedisModule_OnLoad`.

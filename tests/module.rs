@@ -155,7 +155,7 @@ on_every_server! {
                 vec!["key", "now", "window", "limit", "member", "cost", "xx", "permits", "separator", "fence"],
             ),
             ("goblin.cad", "0.1.0", vec!["key", "value", "permits", "separator"]),
-            ("goblin.gcra", "0.2.0", vec!["key", "max-burst", "tokens-per-period", "period", "count"]),
+            ("goblin.gcra", "0.2.0", vec!["key", "max-burst", "tokens-per-period", "period", "count", "peek"]),
             ("goblin.mgcra", "0.3.0", vec!["numpolicies", "policy", "count", "mode"]),
             ("goblin.zwstats", "0.3.0", vec!["key", "now", "window"]),
             ("goblin.swindow", "0.3.0", vec!["key", "window", "limit", "cost"]),
@@ -171,6 +171,7 @@ on_every_server! {
             ("goblin.fwindow", "0.4.0", vec!["key", "window", "increment", "limit-block"]),
             ("goblin.fwstats", "0.4.0", vec!["key"]),
             ("goblin.mfwindow", "0.4.0", vec!["numwindows", "counter", "increment"]),
+            ("cl.throttle", "0.4.0", vec!["key", "max-burst", "count-per-period", "period", "quantity"]),
         ] {
             let docs = c.call(&["COMMAND", "DOCS", name]);
             let docs = docs.array();
@@ -195,7 +196,7 @@ on_every_server! {
             // An option added after its command came says when, as the server's own do.
             for arg in arguments.array() {
                 let added = of(arg, "since");
-                let later = matches!(of(arg, "name").as_deref(), Some("permits" | "separator" | "fence"));
+                let later = matches!(of(arg, "name").as_deref(), Some("permits" | "separator" | "fence" | "peek"));
                 assert_eq!(added.as_deref(), later.then_some("0.4.0"), "{name}: {arg:?}");
             }
         }

@@ -13,10 +13,11 @@ mod node;
 /// @fastify/rate-limit's Redis tests: 10 of the global limit, 6 of route limits.
 const FASTIFY_SUITE_TESTS: u32 = 16;
 
-/// 7 of RateLimiterGoblin on each of the 8 libraries; per HTTP library (2), 6 of express (with
-/// express-slow-down and hono-rate-limiter), 2 of fastify's store option, 3 of NestJS; 1 against a
-/// server without the module.
-const LIMIT_TESTS: u32 = 7 * 8 + 2 * (6 + 2 + 3) + 1;
+/// 7 of RateLimiterGoblin and 2 of the GCRA commands' replies (CL.THROTTLE, GOBLIN.GCRA PEEK) on
+/// each of the 8 libraries; per HTTP library (2), 6 of express (with express-slow-down and
+/// hono-rate-limiter), 2 of fastify's store option, 3 of NestJS; 1 against a server without the
+/// module.
+const LIMIT_TESTS: u32 = 7 * 8 + 2 * 8 + 2 * (6 + 2 + 3) + 1;
 
 on_every_server! {
     /// The plugin's own test file, as the tarball ships it, against a server in replica mode.

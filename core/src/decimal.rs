@@ -21,7 +21,25 @@ impl Decimal {
     /// An integer, as INCR prints it.
     pub fn integer(value: i64) -> Self {
         let mut text = Self::new();
-        // Digits from the right, then moved to the front: 20 bytes at most ("-9223372036854775808").
+        if value < 0 {
+            text.buf[0] = b'-';
+            text.len = 1;
+        }
+        text.digits(value.unsigned_abs());
+        text
+    }
+
+    /// An unsigned integer, as Rust prints a `u64` (CL.THROTTLE's TAT in nanoseconds, which
+    /// may pass `i64::MAX`).
+    pub fn unsigned(value: u64) -> Self {
+        let mut text = Self::new();
+        text.digits(value);
+        text
+    }
+
+    /// Appends the digits of `value`.
+    fn digits(&mut self, value: u64) {
+        // Digits from the right, then moved to the front: 20 at most ("18446744073709551615").
         // By hand, not `write!`: this runs on every write of a TAT or an expiry, and the
         // formatting machinery costs several times the arithmetic.
         let mut digits = [0u8; 20];
@@ -33,7 +51,7 @@ impl Decimal {
 4041424344454647484950515253545556575859\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
-        let mut rest = value.unsigned_abs();
+        let mut rest = value;
         while rest >= 100 {
             let pair = (rest % 100) as usize * 2;
             rest /= 100;
@@ -48,14 +66,9 @@ impl Decimal {
             at -= 1;
             digits[at] = b'0' + rest as u8;
         }
-        if value < 0 {
-            text.buf[0] = b'-';
-            text.len = 1;
-        }
         let count = digits.len() - at;
-        text.buf[text.len..text.len + count].copy_from_slice(&digits[at..]);
-        text.len += count;
-        text
+        self.buf[self.len..self.len + count].copy_from_slice(&digits[at..]);
+        self.len += count;
     }
 
     /// The shortest decimal that parses back to exactly `score` (17 significant digits at the
@@ -158,6 +171,30 @@ mod tests {
         while let Some(next) = power.checked_mul(10) {
             for value in [power - 1, power, power + 1, -power - 1, -power, -power + 1] {
                 assert_eq!(text(Decimal::integer(value)), value.to_string());
+            }
+            power = next;
+        }
+    }
+
+    #[test]
+    fn unsigned_integers_print_as_rust_prints_them() {
+        for value in [
+            0,
+            1,
+            9,
+            10,
+            99,
+            100,
+            i64::MAX as u64,
+            i64::MAX as u64 + 1,
+            u64::MAX,
+        ] {
+            assert_eq!(text(Decimal::unsigned(value)), value.to_string());
+        }
+        let mut power = 1u64;
+        while let Some(next) = power.checked_mul(10) {
+            for value in [power - 1, power, power + 1] {
+                assert_eq!(text(Decimal::unsigned(value)), value.to_string());
             }
             power = next;
         }

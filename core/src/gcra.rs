@@ -211,6 +211,13 @@ pub fn decide(tat: Option<i64>, limits: &Limits, now: i64) -> Result<Decision, G
     })
 }
 
+/// What one request would get, with nothing stored: GOBLIN.GCRA's `PEEK`, and GOBLIN.MGCRA's
+/// for one policy. The reply `decide` gives, allowed or limited; a `cost` of 0 reads the
+/// state alone.
+pub fn peek(tat: Option<i64>, limits: &Limits, now: i64) -> Result<Throttle, GcraOverflow> {
+    Ok(decide(tat, limits, now)?.throttle)
+}
+
 /// A TAT in memory, with the expiry a server would give it.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct MemoryTat {
@@ -442,6 +449,24 @@ mod tests {
         assert_eq!(call(&mut key, limits(1, 1, 1.0, 1), NOW)[0], 0);
         assert_eq!(key.tat, Some(NOW + 2_000_000));
         assert_eq!(call(&mut key, limits(0, 1, 1.0, 1), NOW), [1, 1, 0, 2, 2]);
+    }
+
+    #[test]
+    fn a_peek_replies_as_the_request_would_and_stores_nothing() {
+        let l = limits(4, 1, 2.0, 1);
+        let mut key = MemoryTat::default();
+        let peeked = peek(key.tat, &l, NOW).unwrap();
+        assert_eq!(peeked.reply(), [0, 5, 4, -1, 2]);
+        assert_eq!(call(&mut key, l, NOW), peeked.reply());
+        for _ in 0..4 {
+            call(&mut key, l, NOW);
+        }
+        let refused = peek(key.tat, &l, NOW).unwrap();
+        assert_eq!(refused.reply(), [1, 5, 0, 2, 10]);
+        assert_eq!(call(&mut key, l, NOW), refused.reply());
+        // Cost 0: the state alone, never refused.
+        let state = peek(key.tat, &Limits { cost: 0, ..l }, NOW).unwrap();
+        assert_eq!(state.reply(), [0, 5, 0, -1, 10]);
     }
 
     #[test]

@@ -316,6 +316,24 @@ mod tests {
     }
 
     #[test]
+    fn a_peek_of_one_policy_is_gcras_peek() {
+        // GOBLIN.GCRA's PEEK and GOBLIN.MGCRA's with one policy: one answer.
+        for (tat, cost) in [
+            (None, 0),
+            (None, 1),
+            (Some(NOW + 1_000_000), 3),
+            (Some(NOW + 50_000_000), 1),
+            (Some(NOW - 5_000_000), 9),
+        ] {
+            let p = [policy(0, 4, 1, 10.0, cost)];
+            let m = mgcra(&[tat], &p, Mode::Peek, NOW).unwrap();
+            let peeked = crate::gcra::peek(tat, &p[0].limits, NOW).unwrap();
+            assert_eq!(m.policies, [peeked], "{tat:?} at cost {cost}");
+            assert_eq!(m.head(), [i64::from(peeked.limited), peeked.retry_after]);
+        }
+    }
+
+    #[test]
     fn a_refund_moves_the_tat_back_never_past_now() {
         let p = [
             policy(0, 9, 1, 10.0, 3),

@@ -335,8 +335,18 @@ function gcraState(reply: unknown, what: string): GcraState {
   return { limited: limited === 1, limit, remaining, retryAfter, resetAfter }
 }
 
-/** `GOBLIN.GCRA key max_burst tokens_per_period period [TOKENS n]`. */
-export function gcra(key: Arg, maxBurst: number, tokensPerPeriod: number, period: number, tokens = 1): Command<GcraState> {
+/**
+ * `GOBLIN.GCRA key max_burst tokens_per_period period [TOKENS n] [PEEK]`; with `peek`, what the
+ * same call would reply, writing nothing (`tokens` may then be 0: the state alone).
+ */
+export function gcra(
+  key: Arg,
+  maxBurst: number,
+  tokensPerPeriod: number,
+  period: number,
+  tokens = 1,
+  peek = false,
+): Command<GcraState> {
   const args: Arg[] = [
     'GOBLIN.GCRA',
     key,
@@ -344,8 +354,37 @@ export function gcra(key: Arg, maxBurst: number, tokensPerPeriod: number, period
     integer(tokensPerPeriod, 'tokens_per_period', 1),
     seconds(period, 'period'),
   ]
-  return command(tokens === 1 ? args : [...args, 'TOKENS', integer(tokens, 'tokens', 0)], [1], (reply) =>
-    gcraState(reply, 'GOBLIN.GCRA'),
+  if (tokens !== 1) {
+    args.push('TOKENS', integer(tokens, 'tokens', peek ? 0 : 1))
+  }
+  if (peek) {
+    args.push('PEEK')
+  }
+  return command(args, [1], (reply) => gcraState(reply, 'GOBLIN.GCRA'))
+}
+
+/**
+ * `CL.THROTTLE key max_burst count_per_period period [quantity]`: redis-cell's command, Goblin's
+ * stand-in where the server has none (the same keys and replies as redis-cell's), its reply read
+ * as GOBLIN.GCRA's. `period` is a whole number of seconds; a `quantity` of 0 takes nothing (and,
+ * as redis-cell, still stores the key's state with a fresh expiry).
+ */
+export function clThrottle(
+  key: Arg,
+  maxBurst: number,
+  countPerPeriod: number,
+  period: number,
+  quantity = 1,
+): Command<GcraState> {
+  const args: Arg[] = [
+    'CL.THROTTLE',
+    key,
+    integer(maxBurst, 'max_burst', 0),
+    integer(countPerPeriod, 'count_per_period', 1),
+    integer(period, 'period', 1),
+  ]
+  return command(quantity === 1 ? args : [...args, integer(quantity, 'quantity', 0)], [1], (reply) =>
+    gcraState(reply, 'CL.THROTTLE'),
   )
 }
 

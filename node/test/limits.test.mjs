@@ -16,7 +16,7 @@ import { rateLimiter as honoRateLimiter } from 'hono-rate-limiter'
 import Fastify from 'fastify'
 import fastifyRateLimitPlugin from '@fastify/rate-limit'
 import { ThrottlerGuard } from '@nestjs/throttler'
-import { GoblinModuleError } from 'goblin-redis'
+import { GoblinModuleError, call, commands } from 'goblin-redis'
 import { RateLimiterGoblin, RateLimiterGoblinUnion } from 'goblin-redis/rate-limiter-flexible'
 import { goblinStore } from 'goblin-redis/fastify'
 import { GoblinStore } from 'goblin-redis/express'
@@ -378,6 +378,44 @@ for (const library of HTTP_LIBRARIES) {
       } finally {
         await application.close()
       }
+    })
+  })
+}
+
+for (const library of libraries()) {
+  describe(`the GCRA commands' replies (commands.clThrottle, commands.gcra) on ${library.name}`, () => {
+    const the = connection(library, server)
+
+    it("clThrottle is one CL.THROTTLE, read as GOBLIN.GCRA's reply, its key redis-cell's", async () => {
+      const key = freshKey('cell')
+      // redis-cell's README: 16 at once, then 30 a minute.
+      const [sent, first] = await commandsOf(the.raw, () => call(the.client, commands.clThrottle(key, 15, 30, 60)))
+      assert.deepEqual(sent, { 'cl.throttle': 1, 'module|list': 1 })
+      assert.deepEqual(first, { limited: false, limit: 16, remaining: 15, retryAfter: -1, resetAfter: 2 })
+      // The TAT in nanoseconds, expiring at it floored to the millisecond.
+      const stored = await the.raw.get(key)
+      assert.match(stored, /^[0-9]+$/)
+      assert.equal(Number(BigInt(stored) / 1000000n), await the.raw.call('PEXPIRETIME', key))
+      const spent = await call(the.client, commands.clThrottle(key, 15, 30, 60, 15))
+      assert.deepEqual([spent.limited, spent.remaining], [false, 0])
+      const refused = await call(the.client, commands.clThrottle(key, 15, 30, 60))
+      assert.deepEqual(refused, { limited: true, limit: 16, remaining: 0, retryAfter: 2, resetAfter: 32 })
+      assert.throws(() => commands.clThrottle(key, 15, 30, 1.5), TypeError)
+      assert.throws(() => commands.clThrottle(key, 15, 30, 60, -1), RangeError)
+    })
+
+    it('gcra with peek replies as the same hit would, and writes nothing', async () => {
+      const key = freshKey('gcra')
+      const peeked = await call(the.client, commands.gcra(key, 4, 1, 2, 1, true))
+      assert.deepEqual(peeked, { limited: false, limit: 5, remaining: 4, retryAfter: -1, resetAfter: 2 })
+      assert.equal(await the.raw.exists(key), 0)
+      assert.deepEqual(await call(the.client, commands.gcra(key, 4, 1, 2)), peeked)
+      const tat = await the.raw.get(key)
+      // Tokens 0 with peek: the state alone.
+      const state = await call(the.client, commands.gcra(key, 4, 1, 2, 0, true))
+      assert.deepEqual(state, { limited: false, limit: 5, remaining: 4, retryAfter: -1, resetAfter: 2 })
+      assert.equal(await the.raw.get(key), tat)
+      assert.throws(() => commands.gcra(key, 4, 1, 2, 0), RangeError)
     })
   })
 }

@@ -28,10 +28,12 @@ from servers import BARE, SERVER, connect, connect_async, host_port
 import goblin_redis
 from goblin_redis.ratelimit import (
     AsyncPolicySet,
+    AsyncThrottle,
     Policy,
     PolicySet,
     PolicyState,
     Result,
+    Throttle,
     headers,
     key,
     key_slot,
@@ -394,6 +396,70 @@ def test_asyncio(server: redis.Redis) -> None:
 
     asyncio.run(run())
     assert _mgcra_calls(server) == 4
+
+
+# CL.THROTTLE, redis-cell's command (Goblin's stand-in on a server without it).
+
+#: redis-cell's README: 16 at once, then 30 a minute (one every 2 s).
+README = Policy.from_burst("api", "user123", max_burst=15, tokens_per_period=30, period=60)
+
+
+def _throttle_calls(client: redis.Redis) -> int:
+    stats: dict[str, dict[str, Any]] = client.info("commandstats")  # type: ignore[assignment]
+    return int(stats.get("cmdstat_cl.throttle", {}).get("calls", 0))
+
+
+def test_a_throttle_answers_as_redis_cell(server: redis.Redis) -> None:
+    throttle = Throttle(server, README)
+    first = throttle.hit()
+    assert (first.allowed, first.retry_after) == (True, None)
+    assert _fields(first) == [("api", False, 16, 15, None, 2)]
+    for remaining in range(14, -1, -1):
+        assert _fields(throttle.hit())[0][3] == remaining
+    refused = throttle.hit()
+    assert (refused.allowed, refused.retry_after, refused.never) == (False, 2, False)
+    assert _fields(refused) == [("api", True, 16, 0, 2, 32)]
+    assert headers(refused) == {
+        "RateLimit-Policy": '"api";q=16;w=32',
+        "RateLimit": '"api";r=0;t=32',
+        "Retry-After": "2",
+    }
+    # redis-cell's state: the TAT in nanoseconds, expiring with it.
+    stored: bytes = server.get("user123")  # type: ignore[assignment]
+    assert stored.isdigit(), stored
+    assert int(stored) // 1_000_000 == server.pexpiretime("user123")
+    # More than the whole quota never passes; a quantity of 0 takes nothing.
+    assert (throttle.hit(17).never, _fields(throttle.hit(0))[0][3]) == (True, 0)
+    assert _throttle_calls(server) == 19
+
+
+def test_a_throttle_checks_before_sending(server: redis.Redis) -> None:
+    with pytest.raises(TypeError, match="whole number of seconds"):
+        Throttle(server, Policy("tenths", "k", limit=3, period=0.5))
+    with pytest.raises(TypeError, match="not a Policy"):
+        Throttle(server, ("api", "k", 3, 1))  # type: ignore[arg-type]
+    throttle = Throttle(server, README)
+    with pytest.raises(ValueError, match="quantity"):
+        throttle.hit(-1)
+    with pytest.raises(TypeError, match="quantity"):
+        throttle.hit(1.5)  # type: ignore[arg-type]
+    assert _throttle_calls(server) == 0
+    assert server.dbsize() == 0
+
+
+def test_a_throttle_on_asyncio(server: redis.Redis) -> None:
+    async def run() -> None:
+        client = redis.asyncio.Redis(host=HOST, port=int(PORT))
+        try:
+            throttle = AsyncThrottle(client, README)
+            assert _fields(await throttle.hit(16)) == [("api", False, 16, 0, None, 32)]
+            refused = await throttle.hit()
+            assert (refused.allowed, refused.retry_after) == (False, 2)
+        finally:
+            await client.aclose()
+
+    asyncio.run(run())
+    assert _throttle_calls(server) == 2
 
 
 def test_the_docs_snippet_runs(server: redis.Redis) -> None:

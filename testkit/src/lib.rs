@@ -236,6 +236,8 @@ pub struct ServerBuilder {
     binary: Option<PathBuf>,
     config_file: Option<PathBuf>,
     args: Vec<String>,
+    /// Environment variables of the server process (and of its replica).
+    env: Vec<(String, String)>,
     with_module: bool,
     /// Arguments of the module's own (`loadmodule path ARGS`).
     module_args: Vec<String>,
@@ -261,6 +263,13 @@ impl ServerBuilder {
 
     pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
         self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// An environment variable of the server process (and its replica's): a preloaded library
+    /// that gives it a clock of the test's own, say.
+    pub fn env(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((name.into(), value.into()));
         self
     }
 
@@ -374,6 +383,7 @@ impl ServerBuilder {
                 cmd.args(["--repl-diskless-sync-delay", "0"]);
                 cmd.args(["--repl-backlog-size", "1mb"]);
             }
+            cmd.envs(self.env.iter().map(|(name, value)| (name, value)));
             cmd.args(&self.args)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -395,6 +405,9 @@ impl ServerBuilder {
                     let mut replica = Server::builder(self.flavor);
                     if let Some(binary) = &self.binary {
                         replica = replica.binary(binary.clone());
+                    }
+                    for (name, value) in &self.env {
+                        replica = replica.env(name, value);
                     }
                     let replica = replica
                         .without_module()
@@ -420,6 +433,7 @@ impl Server {
             flavor,
             binary: None,
             args: Vec::new(),
+            env: Vec::new(),
             config_file: None,
             with_module: true,
             module_args: Vec::new(),

@@ -164,4 +164,32 @@ pub const ALL_ERRORS: &[&str] = &[
     FENCE_CLOCK_BEHIND,
     TOO_MANY_PERMITS,
     RW_DEADLOCK,
+    CL_THROTTLE_NOT_UTF8,
+    CL_THROTTLE_NEGATIVE_BURST,
+    CL_THROTTLE_COUNT_BELOW_ONE,
+    CL_THROTTLE_PERIOD_BELOW_ONE,
+    CL_THROTTLE_NEGATIVE_QUANTITY,
+    CL_THROTTLE_ZERO_RATE,
+    CL_THROTTLE_RATE_OVERFLOW,
+    CL_THROTTLE_BURST_OVERFLOW,
+    CL_THROTTLE_QUANTITY_OVERFLOW,
+    CL_THROTTLE_TAT_OVERFLOW,
+    CL_THROTTLE_NOT_A_TAT,
 ];
+
+/// CL.THROTTLE's own, where redis-cell answers otherwise or aborts the server.
+pub const CL_THROTTLE_ARITY: &str = "ERR wrong number of arguments for 'cl.throttle' command";
+pub const CL_THROTTLE_NOT_UTF8: &str = "ERR CL.THROTTLE takes UTF-8 arguments only";
+pub const CL_THROTTLE_NEGATIVE_BURST: &str = "ERR max_burst must be >= 0";
+pub const CL_THROTTLE_COUNT_BELOW_ONE: &str = "ERR count_per_period must be > 0";
+pub const CL_THROTTLE_PERIOD_BELOW_ONE: &str = "ERR period must be > 0";
+pub const CL_THROTTLE_NEGATIVE_QUANTITY: &str = "ERR quantity must be >= 0";
+pub const CL_THROTTLE_ZERO_RATE: &str =
+    "ERR zero rates are not supported: count_per_period exceeds the period in nanoseconds";
+pub const CL_THROTTLE_RATE_OVERFLOW: &str =
+    "ERR CL.THROTTLE counts in 64-bit nanoseconds: period over count_per_period would overflow";
+pub const CL_THROTTLE_BURST_OVERFLOW: &str = "ERR CL.THROTTLE counts in 64-bit nanoseconds: period, count_per_period and max_burst would overflow";
+pub const CL_THROTTLE_QUANTITY_OVERFLOW: &str = "ERR CL.THROTTLE counts in 64-bit nanoseconds: period, count_per_period and quantity would overflow";
+pub const CL_THROTTLE_TAT_OVERFLOW: &str =
+    "ERR CL.THROTTLE counts in 64-bit nanoseconds: the TAT would overflow";
+pub const CL_THROTTLE_NOT_A_TAT: &str = "ERR the key holds a string that is not a CL.THROTTLE TAT";

@@ -114,6 +114,15 @@ pub enum Effect {
     /// itself) and no later than the call returned; and the key expires at that TAT, floored
     /// to the millisecond: when the quota is full again.
     Tat { ahead_us: i64 },
+    /// CL.THROTTLE's TAT stored in redis-cell's form: the key holds a string, the decimal text
+    /// of a `u64`, `ahead_ns` nanoseconds after a whole millisecond of the server's clock no
+    /// earlier than the case's setup began and no later than the call returned; and the key
+    /// expires at that TAT, floored to the millisecond.
+    CellTat { ahead_ns: i64 },
+    /// As `CellTat`, for a TAT under a millisecond ahead: the key expires in its call's own
+    /// millisecond, so it is either still there as `CellTat` says or already gone; written
+    /// either way (the dirty counter moved).
+    CellTatEnding { ahead_ns: i64 },
 }
 
 /// A case with no `each`.
@@ -257,6 +266,7 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
                     continue;
                 }
                 let before = snapshot(c, &key);
+                let dirty_before = dirty(c);
                 let (t0, reply, t1) = (server_ms(c), c.call(&call), server_ms(c));
                 assert!(matches(&reply), "{what}: {reply:?}");
                 let after = snapshot(c, &key);
@@ -313,6 +323,38 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
                             assert_value(&after, value, &what);
                         }
                         assert_eq!(after.2, before.2, "{what}: the expiry changed");
+                    }
+                    // Gone, or going while it was read.
+                    Effect::CellTatEnding { .. }
+                        if after.0 == "none" || after.1 == Reply::Nil || after.2 == -2 =>
+                    {
+                        assert!(dirty(c) > dirty_before, "{what}: nothing was written");
+                    }
+                    Effect::CellTat { ahead_ns } | Effect::CellTatEnding { ahead_ns } => {
+                        assert_eq!(after.0, "string", "{what}: the TAT is a string");
+                        let text = after.1.text();
+                        let tat: u64 = text
+                            .parse()
+                            .unwrap_or_else(|_| panic!("{what}: TAT {text:?}"));
+                        assert_eq!(tat.to_string(), text, "{what}: a plain decimal");
+                        let tat = i128::from(tat);
+                        let lowest = i128::from(setup_began) * 1_000_000 + i128::from(*ahead_ns);
+                        let highest = i128::from(t1) * 1_000_000 + i128::from(*ahead_ns);
+                        assert!(
+                            (lowest..=highest).contains(&tat),
+                            "{what}: TAT {tat}, expected {ahead_ns} ns after a time in \
+                             [{setup_began}, {t1}] ms"
+                        );
+                        assert_eq!(
+                            (tat - i128::from(*ahead_ns)).rem_euclid(1_000_000),
+                            0,
+                            "{what}: TAT {tat} is not {ahead_ns} ns after a whole millisecond"
+                        );
+                        assert_eq!(
+                            i128::from(after.2),
+                            tat.div_euclid(1_000_000),
+                            "{what}: the key expires at its TAT {tat}"
+                        );
                     }
                     Effect::Tat { ahead_us } => {
                         let lowest = setup_began * 1000 + ahead_us;

@@ -509,8 +509,9 @@ def mgcra(policies: Sequence[Sequence[Arg]], cost: int, option: str | None) -> C
     return ("GOBLIN.MGCRA", len(policies), *arguments, "TOKENS", cost, *([option] if option else []))
 
 
-#: One policy's fields of a GOBLIN.MGCRA reply, as GOBLIN.GCRA gives them: limited (1 or 0),
-#: limit, remaining, retry_after and reset_after (seconds; retry_after -1 for none).
+#: One policy's fields of a GOBLIN.MGCRA reply, as GOBLIN.GCRA (and CL.THROTTLE) gives them:
+#: limited (1 or 0), limit, remaining, retry_after and reset_after (seconds; retry_after -1 for
+#: none).
 PolicyFields: TypeAlias = tuple[int, int, int, int, int]
 
 
@@ -519,16 +520,28 @@ def mgcra_reply(reply: object, policies: int) -> tuple[int, int, list[PolicyFiel
     retry_after, and each policy's :data:`PolicyFields`."""
     if not isinstance(reply, (list, tuple)) or len(reply) != 2 + policies:
         raise TypeError(f"GOBLIN.MGCRA replied {reply!r}, not {2 + policies} fields")
-    states: list[PolicyFields] = []
-    for fields in reply[2:]:
-        if not isinstance(fields, (list, tuple)) or len(fields) != 5:
-            raise TypeError(f"GOBLIN.MGCRA replied {fields!r} for a policy, not 5 fields")
-        limited, limit, remaining, retry_after, reset_after = (_integer(value) for value in fields)
-        states.append((limited, limit, remaining, retry_after, reset_after))
-    return _integer(reply[0]), _integer(reply[1]), states
+    states = [policy_fields(fields, "GOBLIN.MGCRA") for fields in reply[2:]]
+    return _integer(reply[0], "GOBLIN.MGCRA"), _integer(reply[1], "GOBLIN.MGCRA"), states
 
 
-def _integer(value: object) -> int:
+def policy_fields(reply: object, command: str) -> PolicyFields:
+    """One policy's five fields, as GOBLIN.GCRA, each policy of GOBLIN.MGCRA, and CL.THROTTLE
+    reply them."""
+    if not isinstance(reply, (list, tuple)) or len(reply) != 5:
+        raise TypeError(f"{command} replied {reply!r} for a policy, not 5 fields")
+    limited, limit, remaining, retry_after, reset_after = (_integer(value, command) for value in reply)
+    return (limited, limit, remaining, retry_after, reset_after)
+
+
+def cl_throttle(key: Key, max_burst: int, count_per_period: int, period: int, quantity: int) -> Command:
+    """``CL.THROTTLE key max_burst count_per_period period quantity``: redis-cell's command,
+    Goblin's stand-in where the server has none (``period`` a whole number of seconds; a
+    ``quantity`` of 0 looks without taking). Its reply is one policy's :data:`PolicyFields`
+    (:func:`policy_fields`)."""
+    return ("CL.THROTTLE", key, max_burst, count_per_period, period, quantity)
+
+
+def _integer(value: object, command: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"GOBLIN.MGCRA replied {value!r} where an integer was due")
+        raise TypeError(f"{command} replied {value!r} where an integer was due")
     return value

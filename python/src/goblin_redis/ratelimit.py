@@ -1,4 +1,5 @@
-"""Sets of GCRA rate limits over ``GOBLIN.MGCRA``, and the IETF ``RateLimit`` fields.
+"""Sets of GCRA rate limits over ``GOBLIN.MGCRA``, redis-cell's ``CL.THROTTLE`` for one (a
+:class:`Throttle`), and the IETF ``RateLimit`` fields.
 
 A :class:`PolicySet` is several named :class:`Policy` objects (10 a second *and* 1,000 an
 hour; an LLM's tokens per minute *and* per day) checked together in one atomic command, all or
@@ -46,10 +47,12 @@ from ._commands import Plan, arun, run, send
 
 __all__ = [
     "AsyncPolicySet",
+    "AsyncThrottle",
     "Policy",
     "PolicySet",
     "PolicyState",
     "Result",
+    "Throttle",
     "headers",
     "key",
     "key_slot",
@@ -309,6 +312,60 @@ class AsyncPolicySet(_Set):
     async def refund(self, tokens: int) -> Result:
         """:meth:`PolicySet.refund`."""
         return await arun(self.client, self._deciding("REFUND", tokens, "tokens", 1))
+
+
+class _Throttle:
+    """What the sync and the async throttles share: the policy, checked, and the command."""
+
+    def __init__(self, policy: Policy) -> None:
+        if not isinstance(policy, Policy):
+            raise TypeError(f"not a Policy: {policy!r}")
+        if isinstance(policy.period, bool) or not isinstance(policy.period, int):
+            raise TypeError(
+                f"policy {policy.name!r}: CL.THROTTLE's period is a whole number of seconds, not {policy.period!r}"
+            )
+        self.policy = policy
+
+    def _hitting(self, quantity: object) -> Plan[Result]:
+        """One CL.THROTTLE call for ``quantity``, its reply as a :class:`Result` of one policy."""
+        amount = _whole(quantity, "quantity", 0)
+        p = self.policy
+        command = commands.cl_throttle(p.key, p.max_burst, p.tokens_per_period, int(p.period), amount)
+        limited, limit, remaining, retry_after, reset_after = commands.policy_fields(
+            (yield from send(command)), "CL.THROTTLE"
+        )
+        state = PolicyState(p, limited == 1, limit, remaining, _seconds(retry_after), reset_after)
+        return Result(limited != 1, state.retry_after if limited == 1 else None, (state,))
+
+
+class Throttle(_Throttle):
+    """redis-cell's ``CL.THROTTLE`` for one policy, on a redis-py client: Goblin's stand-in where
+    the server has no command of that name, the same keys and replies as redis-cell's. Each
+    :meth:`hit` is one call, ``CL.THROTTLE key max_burst count_per_period period quantity`` with
+    the policy's ``key``, :attr:`~Policy.max_burst`, ``tokens_per_period`` and ``period`` (a
+    whole number of seconds), and its :class:`Result` is a :class:`PolicySet`'s of one policy:
+    :func:`headers` serves it alike."""
+
+    def __init__(self, client: _Client, policy: Policy) -> None:
+        super().__init__(policy)
+        self.client = client
+
+    def hit(self, quantity: int = 1) -> Result:
+        """Ask for ``quantity`` (0 or more): taken if allowed. A quantity of 0 takes nothing,
+        and (as redis-cell) still stores the key's state with a fresh expiry."""
+        return run(self.client, self._hitting(quantity))
+
+
+class AsyncThrottle(_Throttle):
+    """:class:`Throttle` on an asyncio client."""
+
+    def __init__(self, client: _AsyncClient, policy: Policy) -> None:
+        super().__init__(policy)
+        self.client = client
+
+    async def hit(self, quantity: int = 1) -> Result:
+        """:meth:`Throttle.hit`."""
+        return await arun(self.client, self._hitting(quantity))
 
 
 # The IETF fields (draft-ietf-httpapi-ratelimit-headers-11): structured-field lists (RFC 8941)

@@ -1,7 +1,8 @@
-//! GOBLIN.GCRA key max_burst tokens_per_period period [TOKENS n]: the Generic Cell Rate
+//! GOBLIN.GCRA key max_burst tokens_per_period period [TOKENS n] [PEEK]: the Generic Cell Rate
 //! Algorithm on the server's clock, with the arguments, errors and reply of the `GCRA` command
 //! Redis wrote for 8.8 and held back before 8.8 shipped (it is in no release since; Redis 8.10's
-//! source still carries it, compiled out):
+//! source still carries it, compiled out). `PEEK` is Goblin's: the reply the same call would
+//! get, with nothing written, as GOBLIN.MGCRA's:
 //!
 //! ```text
 //! -> [limited, limit, remaining, retry_after, reset_after]
@@ -14,9 +15,9 @@
 
 use goblin_core::gcra::Limits;
 
-use super::{parse_limits, throttle_key};
+use super::{parse_limits, peek_key, throttle_key};
 use crate::error::gcra::MISSING_TOKENS;
-use crate::error::CommandError;
+use crate::error::{CommandError, AT_LEAST_ONE};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, Reply};
@@ -26,10 +27,13 @@ pub struct GoblinGcra;
 static STATS: CommandStats = CommandStats::new();
 static ALLOWED: Counter = Counter::new();
 static LIMITED: Counter = Counter::new();
+static PEEKED: Counter = Counter::new();
 
 pub struct GcraArgs<'call> {
     key: Arg<'call>,
     limits: Limits,
+    /// `PEEK`: reply, write nothing.
+    peek: bool,
 }
 
 impl Command for GoblinGcra {
@@ -47,10 +51,15 @@ impl Command for GoblinGcra {
             ArgDoc::integer(c"tokens-per-period"),
             ArgDoc::double(c"period"),
             ArgDoc::integer(c"count").token("TOKENS").optional(),
+            ArgDoc::pure_token(c"peek", "PEEK").optional().since(c"0.4.0"),
         ],
         stats: &STATS,
         info_name: "gcra",
-        outcomes: &[("allowed", &ALLOWED), ("limited", &LIMITED)],
+        outcomes: &[
+            ("allowed", &ALLOWED),
+            ("limited", &LIMITED),
+            ("peeked", &PEEKED),
+        ],
         stand_in: false,
     };
 
@@ -58,31 +67,59 @@ impl Command for GoblinGcra {
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<GcraArgs<'call>, CommandError> {
         let key = args.next()?;
-        // The server checks "at least four"; GCRA itself "at most six", before any other.
-        if args.remaining() > 5 {
+        let words = args.rest();
+        // The server checks "at least four"; GCRA itself "at most six", before any other (one
+        // more with PEEK, which GCRA does not have).
+        let with_peek = words.len() == 6 && words[3..].iter().any(|word| word.is("PEEK"));
+        if words.len() > 5 + usize::from(with_peek) {
             return Err(CommandError::WrongArity);
         }
-        let limits = parse_limits(args.next()?, args.next()?, args.next()?)?;
-        let cost = match args.rest() {
-            [] => 1,
-            [token, ..] if !token.is("TOKENS") => return Err(CommandError::Syntax),
-            [_] => return Err(MISSING_TOKENS),
-            [_, count] => count.to_count()?,
-            _ => return Err(CommandError::WrongArity),
+        let [max_burst, tokens_per_period, period, options @ ..] = words else {
+            return Err(CommandError::WrongArity);
         };
+        let limits = parse_limits(*max_burst, *tokens_per_period, *period)?;
+        // TOKENS n and PEEK, each once, in either order; GCRA's errors for anything else.
+        let (mut cost, mut peek) = (None, false);
+        let mut options = options.iter();
+        while let Some(option) = options.next() {
+            if option.is("TOKENS") && cost.is_none() {
+                let count = options.next().ok_or(MISSING_TOKENS)?;
+                let count = count.to_i64().ok_or(CommandError::NotInteger)?;
+                if count < 0 {
+                    return Err(AT_LEAST_ONE);
+                }
+                cost = Some(count);
+            } else if option.is("PEEK") && !peek {
+                peek = true;
+            } else {
+                return Err(CommandError::Syntax);
+            }
+        }
+        // A request costs at least one token; a peek may ask about none.
+        let cost = cost.unwrap_or(1);
+        if cost == 0 && !peek {
+            return Err(AT_LEAST_ONE);
+        }
         Ok(GcraArgs {
             key,
             limits: Limits { cost, ..limits },
+            peek,
         })
     }
 
     fn run<'call>(ctx: &'call Ctx, args: GcraArgs<'call>) -> Result<Reply<'call>, CommandError> {
-        let throttled = throttle_key(ctx, args.key, &args.limits)?;
-        if throttled.limited {
-            LIMITED.add(1);
+        let throttled = if args.peek {
+            PEEKED.add(1);
+            peek_key(ctx, args.key, &args.limits)?
         } else {
-            ALLOWED.add(1);
-        }
+            let throttled = throttle_key(ctx, args.key, &args.limits)?;
+            if throttled.limited {
+                LIMITED.add(1);
+            } else {
+                ALLOWED.add(1);
+            }
+            throttled
+        };
         Ok(Reply::Ints(throttled.reply().into_iter().collect()))
     }
 }

@@ -15,7 +15,7 @@ use goblin_core::gcra::Limits;
 use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
-use super::{gcra_now, parse_limits, tat_of, throttle_key};
+use super::{gcra_now, parse_limits, peek_key, tat_of, throttle_key};
 use crate::commands::{counted_groups, Counted, INLINE};
 use crate::effects::{self, Deletion};
 use crate::error::gcra::MISSING_TOKENS;
@@ -136,8 +136,10 @@ impl Command for GoblinMgcra {
     }
 
     fn run<'call>(ctx: &'call Ctx, args: MgcraArgs<'call>) -> Result<Reply<'call>, CommandError> {
-        if let ([policy], [name], Mode::Hit) = (&args.policies[..], &args.keys[..], args.mode) {
-            return one_policy(ctx, *name, &policy.limits);
+        if let ([policy], [name], Mode::Hit | Mode::Peek) =
+            (&args.policies[..], &args.keys[..], args.mode)
+        {
+            return one_policy(ctx, *name, &policy.limits, args.mode == Mode::Peek);
         }
         let mut keys: Vec<Key<'call>> = args.keys.iter().map(|&name| ctx.open_key(name)).collect();
         let tats = keys.iter().map(tat_of).collect::<Result<Vec<_>, _>>()?;
@@ -169,19 +171,27 @@ impl Command for GoblinMgcra {
     }
 }
 
-/// One policy's hit is GOBLIN.GCRA's, the reply's two leading fields its own (the tests hold
-/// the two paths equal): its decision as GOBLIN.GCRA takes it, without the set's bookkeeping.
+/// One policy's hit, or peek, is GOBLIN.GCRA's, the reply's two leading fields its own (the
+/// tests hold the two paths equal): its decision as GOBLIN.GCRA takes it, without the set's
+/// bookkeeping.
 fn one_policy<'call>(
     ctx: &'call Ctx,
     name: Arg<'call>,
     limits: &Limits,
+    peek: bool,
 ) -> Result<Reply<'call>, CommandError> {
-    let decided = throttle_key(ctx, name, limits)?;
-    if decided.limited {
-        LIMITED.add(1);
+    let decided = if peek {
+        PEEKED.add(1);
+        peek_key(ctx, name, limits)?
     } else {
-        ALLOWED.add(1);
-    }
+        let decided = throttle_key(ctx, name, limits)?;
+        if decided.limited {
+            LIMITED.add(1);
+        } else {
+            ALLOWED.add(1);
+        }
+        decided
+    };
     // A refusal's `retry_after`, or -1: GOBLIN.GCRA's field is already the set's.
     Ok(Reply::Array(vec![
         Reply::Int(i64::from(decided.limited)),

@@ -6,7 +6,7 @@
 pub mod gcra;
 pub mod mgcra;
 
-use goblin_core::gcra::{decide, read_tat, Limits, Throttle};
+use goblin_core::gcra::{decide, peek, read_tat, Limits, Throttle};
 
 use crate::effects;
 use crate::error::gcra::{MUST_BE_POSITIVE, PERIOD_RANGE};
@@ -60,4 +60,11 @@ fn throttle_key(ctx: &Ctx, name: Arg<'_>, limits: &Limits) -> Result<Throttle, C
         effects::tat_stored(ctx, &mut key, tat);
     }
     Ok(decision.throttle)
+}
+
+/// What one request against the TAT at `name` would get, with nothing written: GOBLIN.GCRA's
+/// `PEEK`, and GOBLIN.MGCRA's with one policy.
+fn peek_key(ctx: &Ctx, name: Arg<'_>, limits: &Limits) -> Result<Throttle, CommandError> {
+    let key = ctx.open_key(name);
+    Ok(peek(tat_of(&key)?, limits, gcra_now(ctx))?)
 }

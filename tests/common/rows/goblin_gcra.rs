@@ -174,6 +174,46 @@ pub const GOBLIN_GCRA_ROWS: &[Row] = &[
         ],
     },
     Row {
+        situation: "`PEEK`",
+        cases: &[
+            // On a fresh key: what the request would get; nothing created.
+            Case {
+                setup: &[],
+                call: &["GOBLIN.GCRA", "{}", "5", "1", "60", "{v}"],
+                each: &["PEEK", "peek"],
+                reply: Ints(&[0, 6, 5, -1, 60]),
+                effect: Nothing,
+            },
+            // On a bucket in use, TOKENS before or after it.
+            case(
+                IN_USE,
+                &["GOBLIN.GCRA", "{}", "5", "1", "60", "TOKENS", "3", "PEEK"],
+                Ints(&[0, 6, 2, -1, 240]),
+                Nothing,
+            ),
+            case(
+                IN_USE,
+                &["GOBLIN.GCRA", "{}", "5", "1", "60", "PEEK", "TOKENS", "6"],
+                Ints(&[1, 6, 5, 60, 60]),
+                Nothing,
+            ),
+            // TOKENS 0: the state alone.
+            case(
+                IN_USE,
+                &["GOBLIN.GCRA", "{}", "5", "1", "60", "TOKENS", "0", "PEEK"],
+                Ints(&[0, 6, 5, -1, 60]),
+                Nothing,
+            ),
+            // Refused, as the request would be.
+            case(
+                &[&["GOBLIN.GCRA", "{}", "0", "1", "60"]],
+                &["GOBLIN.GCRA", "{}", "0", "1", "60", "PEEK"],
+                Ints(&[1, 1, 0, 60, 60]),
+                Nothing,
+            ),
+        ],
+    },
+    Row {
         situation: "key holds a string that is not a TAT",
         cases: &[
             // A TAT is what INCR would take as a counter.
@@ -366,12 +406,20 @@ pub const GOBLIN_GCRA_ROWS: &[Row] = &[
         ],
     },
     Row {
-        situation: "a fifth argument other than `TOKENS`",
+        situation: "a fifth argument other than `TOKENS` or `PEEK`",
         cases: &[
             Case {
                 setup: IN_USE,
                 call: &["GOBLIN.GCRA", "{}", "5", "1", "60", "{v}"],
-                each: &["foo", "1", "TOKEN", "COST"],
+                each: &["foo", "1", "TOKEN", "COST", "PEEKS"],
+                reply: Error(SYNTAX),
+                effect: Nothing,
+            },
+            // Each once.
+            Case {
+                setup: IN_USE,
+                call: &["GOBLIN.GCRA", "{}", "5", "1", "60", "PEEK", "{v}"],
+                each: &["PEEK", "REFUND"],
                 reply: Error(SYNTAX),
                 effect: Nothing,
             },

@@ -3,6 +3,7 @@
 //! verbatim, and its cases are what the row says, run on a server; `tests/tables.rs` holds each
 //! page and its rows together, and runs the rows on every server.
 
+mod cl_throttle;
 mod delex;
 mod delifeq;
 mod digest;
@@ -19,6 +20,7 @@ mod goblin_zwindow;
 mod goblin_zwstats;
 mod increx;
 
+pub use cl_throttle::*;
 pub use delex::*;
 pub use delifeq::*;
 pub use digest::*;
@@ -65,4 +67,5 @@ pub const PAGES: &[(&str, &[Row])] = &[
     (DELEX_PAGE, DELEX_ROWS),
     (DIGEST_PAGE, DIGEST_ROWS),
     (DELIFEQ_PAGE, DELIFEQ_ROWS),
+    (CL_THROTTLE_PAGE, CL_THROTTLE_ROWS),
 ];
