@@ -1,7 +1,8 @@
 //! goblin-redis's locks (node/) on every server, by its own Node tests (node/test/, `node --test`):
 //! the locks on every client library and protocol, a server without the module beside
-//! (locks.test.mjs); processes killed while they wait or hold, and waiters parked through a
-//! failover (reliability.test.mjs); and a three-node cluster (cluster.test.mjs). Each file must
+//! (locks.test.mjs); an acquire aborted at each of its moments, through a relay that holds the
+//! server's replies back (abort.test.mjs); processes killed while they wait or hold, and waiters
+//! parked through a failover (reliability.test.mjs); and a three-node cluster (cluster.test.mjs). Each file must
 //! pass exactly its count of tests, and afterwards the servers' commandstats must show that no
 //! script ran and the Goblin commands did the work, and, on the cluster, no MOVED.
 
@@ -13,6 +14,10 @@ mod node;
 /// 15 tests on each of the 8 client libraries and protocols, 5 of waiting, 8 against a server
 /// without the module, 3 of Redlock.
 const LOCK_TESTS: u32 = 15 * 8 + 5 + 8 + 3;
+
+/// 5 moments of an abort for the three classes, and 5 for their Redlock twins, on each of the 8
+/// client libraries and protocols.
+const ABORT_TESTS: u32 = (5 + 5) * 8;
 
 /// Process deaths for a mutex and a semaphore (4), and a failover on each library (8).
 const RELIABILITY_TESTS: u32 = 4 + 8;
@@ -53,6 +58,24 @@ on_every_server! {
         );
         let (calls, _) = node::stats(&[&server, &others[0], &others[1]]);
         node::assert_no_scripts(&label, &calls, &LOCK_COMMANDS);
+    }
+}
+
+on_every_server! {
+    /// abort.test.mjs: one server for the single-server classes, three for the Redlock ones, each
+    /// reached through the test's relay.
+    fn node_abort_tests(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let others: Vec<Server> = (0..3).map(|_| Server::builder(flavor).without_replica().start()).collect();
+        let label = format!("{} (abort.test.mjs)", flavor.label());
+        node::run_tests(
+            &label,
+            "test/abort.test.mjs",
+            &[("GOBLIN_TEST_SERVER", node::address(&server)), ("GOBLIN_TEST_SERVERS", node::addresses(&others))],
+            ABORT_TESTS,
+        );
+        let (calls, _) = node::stats(&[&server, &others[0], &others[1], &others[2]]);
+        node::assert_no_scripts(&label, &calls, &["goblin.lock", "goblin.block", "goblin.cad", "goblin.zwindow", "goblin.bzwindow"]);
     }
 }
 
