@@ -441,6 +441,17 @@ export function set(key: Arg, value: number, ms = 0): Command<boolean> {
   return command(ms > 0 ? [...args, 'PX', integer(ms, 'ms', 1)] : args, [1], granted)
 }
 
+/**
+ * `INCREX key BYINT -1 LBOUND 0`: a counter taken down by one, never below 0 and never made: a
+ * count of 0, or a missing key, is left as it is. The count after the call.
+ */
+export function decrementToZero(key: Arg): Command<number> {
+  return command(['INCREX', key, 'BYINT', '-1', 'LBOUND', '0'], [1], (reply) => {
+    const [value] = asArray(reply, 2, 'INCREX')
+    return asInteger(value)
+  })
+}
+
 /** `DEL key`: whether it existed. */
 export function del(key: Arg): Command<boolean> {
   return command(['DEL', key], [1], (reply) => asInteger(reply) > 0)
