@@ -441,6 +441,16 @@ export function set(key: Arg, value: number, ms = 0): Command<boolean> {
   return command(ms > 0 ? [...args, 'PX', integer(ms, 'ms', 1)] : args, [1], granted)
 }
 
+/** `SET key value PX ms NX`: whether it was set (the key was missing). */
+export function setIfMissing(key: Arg, value: number, ms: number): Command<boolean> {
+  return command(['SET', key, wholeNumber(value, 'value'), 'PX', integer(ms, 'ms', 1), 'NX'], [1], granted)
+}
+
+/** `PTTL key`: milliseconds left, -1 for a key without a TTL, -2 for a missing key. */
+export function pttl(key: Arg): Command<number> {
+  return command(['PTTL', key], [1], asInteger, true)
+}
+
 /**
  * `INCREX key BYINT -1 LBOUND 0`: a counter taken down by one, never below 0 and never made: a
  * count of 0, or a missing key, is left as it is. The count after the call.
