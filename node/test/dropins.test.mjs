@@ -4,6 +4,8 @@
 // differs on purpose (docs/node.md), the difference is asserted as documented.
 import { strict as assert } from 'node:assert'
 import { after, before, describe, it } from 'node:test'
+import express from 'express'
+import { rateLimit } from 'express-rate-limit'
 import 'reflect-metadata'
 import rlf from 'rate-limiter-flexible'
 import { RedisStore as RateLimitRedisStore } from 'rate-limit-redis'
@@ -188,6 +190,50 @@ describe('express-rate-limit: GoblinStore as rate-limit-redis', () => {
       hits.map((hit) => hit.totalHits),
       [1, 1],
     )
+  })
+
+  it('over HTTP: a request given back after its key was reset lets no request more through (limit 1, skipSuccessfulRequests)', async () => {
+    const stores = await both(5000)
+    const statuses = await Promise.all(
+      stores.map(async (store) => {
+        // Settles when express-rate-limit has given request 1 back.
+        const givenBack = new Promise((resolve) => {
+          const decrement = store.decrement.bind(store)
+          store.decrement = async (key) => {
+            await decrement(key)
+            resolve()
+          }
+        })
+        const limiter = rateLimit({ windowMs: 5000, limit: 1, skipSuccessfulRequests: true, store, validate: false, keyGenerator: () => 'c' })
+        const app = express()
+        app.get('/', limiter, async (req, res) => {
+          await sleep(Number(req.query.wait ?? 0))
+          res.status(req.query.fail ? 500 : 200).send('')
+        })
+        const server = await new Promise((resolve) => {
+          const listening = app.listen(0, '127.0.0.1', () => resolve(listening))
+        })
+        const url = `http://127.0.0.1:${server.address().port}/`
+        try {
+          // Request 1 in flight while its key is reset; it succeeds, and is given back.
+          const first = fetch(`${url}?wait=300`)
+          await sleep(100)
+          await limiter.resetKey('c')
+          assert.equal((await first).status, 200)
+          await givenBack
+          // Request 2 fails (counted, not given back); request 3 is over the limit of 1.
+          const second = await fetch(`${url}?fail=1`)
+          const third = await fetch(url)
+          return [second.status, third.status]
+        } finally {
+          server.close()
+        }
+      }),
+    )
+    assert.deepEqual(statuses, [
+      [500, 429],
+      [500, 429],
+    ])
   })
 
   it('a decrement never takes a count below 0 in GoblinStore (documented: it counts more, never fewer)', async () => {
