@@ -1,8 +1,9 @@
 //! goblin-redis's locks (node/) on every server, by its own Node tests (node/test/, `node --test`):
 //! the locks on every client library and protocol, a server without the module beside
-//! (locks.test.mjs); processes killed while they wait or hold, and waiters parked through a
-//! failover (reliability.test.mjs); a three-node cluster (cluster.test.mjs); and the
-//! ReadWriteLock (rwlock.test.mjs). Each file must
+//! (locks.test.mjs); an acquire aborted at each of its moments, through a relay that holds the
+//! server's replies back (abort.test.mjs); processes killed while they wait or hold, and waiters
+//! parked through a failover (reliability.test.mjs); a three-node cluster (cluster.test.mjs); and
+//! the ReadWriteLock (rwlock.test.mjs). Each file must
 //! pass exactly its count of tests, and afterwards the servers' commandstats must show that no
 //! script ran and the Goblin commands did the work, and, on the cluster, no MOVED.
 
@@ -18,6 +19,9 @@ const LOCK_TESTS: u32 = 15 * 8 + 5 + 8 + 3;
 /// 5 tests of the ReadWriteLock on each of the 8 client libraries and protocols, and one against
 /// a server without the module on each.
 const RWLOCK_TESTS: u32 = 5 * 8 + 8;
+/// 5 moments of an abort for the three classes, and 5 for their Redlock twins, on each of the 8
+/// client libraries and protocols.
+const ABORT_TESTS: u32 = (5 + 5) * 8;
 
 /// Process deaths for a mutex and a semaphore (4), and a failover on each library (8).
 const RELIABILITY_TESTS: u32 = 4 + 8;
@@ -80,6 +84,22 @@ on_every_server! {
             &calls,
             &["goblin.rlock", "goblin.wlock", "goblin.brlock", "goblin.bwlock", "goblin.rwextend", "goblin.rwunlock", "goblin.rwheld"],
         );
+    }
+
+    /// abort.test.mjs: one server for the single-server classes, three for the Redlock ones, each
+    /// reached through the test's relay.
+    fn node_abort_tests(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let others: Vec<Server> = (0..3).map(|_| Server::builder(flavor).without_replica().start()).collect();
+        let label = format!("{} (abort.test.mjs)", flavor.label());
+        node::run_tests(
+            &label,
+            "test/abort.test.mjs",
+            &[("GOBLIN_TEST_SERVER", node::address(&server)), ("GOBLIN_TEST_SERVERS", node::addresses(&others))],
+            ABORT_TESTS,
+        );
+        let (calls, _) = summed_stats(&[&server, &others[0], &others[1], &others[2]]);
+        node::assert_no_scripts(&label, &calls, &["goblin.lock", "goblin.block", "goblin.cad", "goblin.zwindow", "goblin.bzwindow"]);
     }
 }
 

@@ -65,23 +65,39 @@ fn run(dir: &Path, program: &str, args: &[&str], env: &[(&str, String)]) -> Stri
     stdout.into_owned()
 }
 
-/// A new project in `scratch` that `npm install`s `spec` (a tarball, or a folder) with `flags`.
-/// It depends on rate-limiter-flexible, the package's one required peer, at the version node/
-/// pins (so that it installs from npm's cache), as an application that uses it has it.
-fn app_installing(scratch: &Path, spec: &str, flags: &[&str]) -> std::path::PathBuf {
-    let app = scratch.join("app");
-    std::fs::create_dir_all(&app).expect("app dir");
-    let pinned = std::fs::read_to_string(
-        node::package_dir().join("node_modules/rate-limiter-flexible/package.json"),
+/// The version of `name` that node/ pins (what its node_modules holds, so npm's cache has it).
+fn pinned(name: &str) -> String {
+    let manifest = std::fs::read_to_string(
+        node::package_dir().join(format!("node_modules/{name}/package.json")),
     )
-    .expect("node/'s rate-limiter-flexible");
-    let version = pinned
+    .unwrap_or_else(|_| panic!("node/'s {name}"));
+    manifest
         .split("\"version\"")
         .nth(1)
         .and_then(|rest| rest.split('"').nth(1))
-        .expect("its version");
+        .expect("its version")
+        .to_string()
+}
+
+/// A new project in `scratch` that `npm install`s `spec` (a tarball, or a folder) with `flags`.
+/// It depends on rate-limiter-flexible, the package's one required peer, and on `others`, each at
+/// the version node/ pins (so that they install from npm's cache), as an application has them.
+fn app_installing(
+    scratch: &Path,
+    spec: &str,
+    flags: &[&str],
+    others: &[&str],
+) -> std::path::PathBuf {
+    let app = scratch.join("app");
+    std::fs::create_dir_all(&app).expect("app dir");
+    let dependencies: Vec<String> = ["rate-limiter-flexible"]
+        .iter()
+        .chain(others)
+        .map(|name| format!("\"{name}\": \"{}\"", pinned(name)))
+        .collect();
     let manifest = format!(
-        "{{ \"name\": \"app\", \"private\": true, \"dependencies\": {{ \"rate-limiter-flexible\": \"{version}\" }} }}\n"
+        "{{ \"name\": \"app\", \"private\": true, \"dependencies\": {{ {} }} }}\n",
+        dependencies.join(", ")
     );
     std::fs::write(app.join("package.json"), manifest).expect("package.json");
     run(
@@ -97,7 +113,7 @@ fn app_installing(scratch: &Path, spec: &str, flags: &[&str]) -> std::path::Path
 /// no network), and on the client library, which it has as an application has it (here, a link
 /// to node/'s).
 fn project(scratch: &Path, spec: &str) -> std::path::PathBuf {
-    let app = app_installing(scratch, spec, &["--offline"]);
+    let app = app_installing(scratch, spec, &["--offline"], &[]);
     std::os::unix::fs::symlink(
         node::package_dir().join("node_modules/ioredis"),
         app.join("node_modules/ioredis"),
@@ -148,11 +164,9 @@ fn use_it(app: &Path, server: &Server) {
     );
 }
 
-#[test]
-fn the_packed_tarball_installs_and_works_both_ways() {
+/// `npm pack` of node/ into `scratch`: the tarball's path.
+fn pack(scratch: &Path) -> std::path::PathBuf {
     node::built();
-    let server = Server::start(Flavor::ALL[0]);
-    let scratch = TempDir::new("npm-pack");
     let packed = run(
         &node::package_dir(),
         "npm",
@@ -160,13 +174,18 @@ fn the_packed_tarball_installs_and_works_both_ways() {
             "pack",
             "--silent",
             "--pack-destination",
-            &node::text(&scratch.0),
+            &node::text(scratch),
         ],
         &[],
     );
-    let tarball = scratch
-        .0
-        .join(packed.trim().lines().last().expect("the tarball's name"));
+    scratch.join(packed.trim().lines().last().expect("the tarball's name"))
+}
+
+#[test]
+fn the_packed_tarball_installs_and_works_both_ways() {
+    let server = Server::start(Flavor::ALL[0]);
+    let scratch = TempDir::new("npm-pack");
+    let tarball = pack(&scratch.0);
     let listing = run(&scratch.0, "tar", &["tzf", &node::text(&tarball)], &[]);
     let files: Vec<&str> = listing.lines().collect();
     for wanted in [
@@ -222,6 +241,7 @@ fn npm_install_of_a_fresh_clones_node_folder_builds_it() {
         &scratch.0,
         &node::text(&clone.join("node")),
         &["--prefer-offline"],
+        &[],
     );
     assert!(
         clone.join("node/dist/cjs/index.js").exists()
@@ -239,4 +259,72 @@ fn npm_install_of_a_fresh_clones_node_folder_builds_it() {
         .trim(),
         "function 0.4.0"
     );
+}
+
+/// The optional peers (the client libraries, NestJS) never block an install: npm resolves an
+/// optional peer the application has against its range, so each is `*`. An application on NestJS
+/// 12 that uses the throttler's storage installs the tarball (with `^10 || ^11` it was ERESOLVE),
+/// and so does one that has NestJS but wants only the locks.
+#[test]
+fn an_optional_peer_never_blocks_an_install() {
+    let server = Server::start(Flavor::ALL[0]);
+    let scratch = TempDir::new("npm-peers");
+    let tarball = node::text(&pack(&scratch.0));
+    let nest = [
+        "@nestjs/common",
+        "@nestjs/core",
+        "@nestjs/throttler",
+        "reflect-metadata",
+        "rxjs",
+        "ioredis",
+    ];
+    assert!(
+        pinned("@nestjs/common").starts_with("12."),
+        "node/ pins NestJS 12"
+    );
+    // NestJS's own dependencies (iterare, uid, ...) are in npm's cache as tarballs, not always
+    // with their registry documents, which an install by version needs: from the cache first.
+    let app = app_installing(&scratch.0, &tarball, &["--prefer-offline"], &nest);
+    let check = r#"
+        require('reflect-metadata')
+        const { GoblinThrottlerStorage } = require('goblin-redis/nest')
+        const { Mutex } = require('goblin-redis')
+        const Redis = require('ioredis')
+        ;(async () => {
+          const redis = new Redis(Number(process.env.GOBLIN_PORT))
+          const record = await new GoblinThrottlerStorage(redis).increment('peers', 1000, 2, 1000, 'default')
+          const mutex = new Mutex(redis, 'peers')
+          await mutex.acquire()
+          console.log(require('@nestjs/common/package.json').version.split('.')[0], record.totalHits, record.isBlocked, mutex.isAcquired)
+          await mutex.release()
+          redis.disconnect()
+        })()
+    "#;
+    let port = [("GOBLIN_PORT", server.port.to_string())];
+    assert_eq!(
+        run(&app, "node", &["-e", check], &port).trim(),
+        "12 1 false true"
+    );
+    // NestJS without its throttler, and only the locks wanted.
+    let locks_only = scratch.0.join("locks-only");
+    std::fs::create_dir_all(&locks_only).expect("locks-only dir");
+    let app = app_installing(
+        &locks_only,
+        &tarball,
+        &["--prefer-offline"],
+        &["@nestjs/common", "reflect-metadata", "rxjs", "ioredis"],
+    );
+    let check = r#"
+        const { Mutex } = require('goblin-redis')
+        const Redis = require('ioredis')
+        ;(async () => {
+          const redis = new Redis(Number(process.env.GOBLIN_PORT))
+          const mutex = new Mutex(redis, 'peers-locks')
+          await mutex.acquire()
+          console.log(mutex.isAcquired)
+          await mutex.release()
+          redis.disconnect()
+        })()
+    "#;
+    assert_eq!(run(&app, "node", &["-e", check], &port).trim(), "true");
 }

@@ -39,6 +39,17 @@ export function integer(value: number, what: string, least = Number.MIN_SAFE_INT
   return String(value)
 }
 
+/**
+ * An integer argument of any size, written exactly (2 ** 53 as `9007199254740992`, not `9.007e15`):
+ * the server refuses one past 64 bits, as it refuses it from any client.
+ */
+export function wholeNumber(value: number, what: string): string {
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    throw new TypeError(`${what} must be an integer, not ${String(value)}`)
+  }
+  return Number.isSafeInteger(value) ? String(value) : BigInt(value).toString()
+}
+
 /** A number of seconds (a double), written as the shortest decimal that reads back the same. */
 export function seconds(value: number, what: string): string {
   if (typeof value !== 'number' || !Number.isFinite(value)) {
@@ -473,7 +484,7 @@ export interface FwindowOptions {
 export function fwindow(key: Arg, windowMs: number, options: FwindowOptions = {}): Command<FixedWindow> {
   const args: Arg[] = ['GOBLIN.FWINDOW', key, integer(windowMs, 'window', 0)]
   if (options.by !== undefined && options.by !== 1) {
-    args.push('BY', integer(options.by, 'by'))
+    args.push('BY', wholeNumber(options.by, 'by'))
   }
   if (options.limit !== undefined) {
     args.push('LIMIT', integer(options.limit, 'limit'))
@@ -516,15 +527,36 @@ export interface MfwindowResult {
 /** `GOBLIN.MFWINDOW n key window limit ... [BY n]`: several fixed windows, counted all or nothing. */
 export function mfwindow(windows: readonly WindowLimit[], by = 1): Command<MfwindowResult> {
   const groups = windows.map((window) => [window.key, integer(window.windowMs, 'window', 0), integer(window.limit, 'limit')])
-  const tail = by === 1 ? [] : ['BY', integer(by, 'by')]
+  const tail = by === 1 ? [] : ['BY', wholeNumber(by, 'by')]
   return grouped('GOBLIN.MFWINDOW', groups, tail, fixedWindow, (refused, retryAfter, counted) => ({ refused, retryAfter, windows: counted }))
 }
 
 // --------------------------------------------------------------------- core commands, keyed
 /** `SET key value [PX ms]`: a counter set outright (rate-limiter-flexible's `set` and `block`); no PX for no expiry. */
 export function set(key: Arg, value: number, ms = 0): Command<boolean> {
-  const args: Arg[] = ['SET', key, integer(value, 'value')]
+  const args: Arg[] = ['SET', key, wholeNumber(value, 'value')]
   return command(ms > 0 ? [...args, 'PX', integer(ms, 'ms', 1)] : args, [1], granted)
+}
+
+/** `SET key value PX ms NX`: whether it was set (the key was missing). */
+export function setIfMissing(key: Arg, value: number, ms: number): Command<boolean> {
+  return command(['SET', key, wholeNumber(value, 'value'), 'PX', integer(ms, 'ms', 1), 'NX'], [1], granted)
+}
+
+/** `PTTL key`: milliseconds left, -1 for a key without a TTL, -2 for a missing key. */
+export function pttl(key: Arg): Command<number> {
+  return command(['PTTL', key], [1], asInteger, true)
+}
+
+/**
+ * `INCREX key BYINT -1 LBOUND 0`: a counter taken down by one, never below 0 and never made: a
+ * count of 0, or a missing key, is left as it is. The count after the call.
+ */
+export function decrementToZero(key: Arg): Command<number> {
+  return command(['INCREX', key, 'BYINT', '-1', 'LBOUND', '0'], [1], (reply) => {
+    const [value] = asArray(reply, 2, 'INCREX')
+    return asInteger(value)
+  })
 }
 
 /** `DEL key`: whether it existed. */

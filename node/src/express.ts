@@ -6,12 +6,15 @@
  * | store method | command |
  * |---|---|
  * | `increment(key)` | `GOBLIN.FWINDOW prefix+key windowMs` |
- * | `decrement(key)` (`skipFailedRequests`, `skipSuccessfulRequests`) | `GOBLIN.FWINDOW prefix+key windowMs BY -1` |
+ * | `decrement(key)` (`skipFailedRequests`, `skipSuccessfulRequests`) | `INCREX prefix+key BYINT -1 LBOUND 0` |
  * | `get(key)` | `GOBLIN.FWSTATS prefix+key` (undefined for a key not counted) |
  * | `resetKey(key)` | `DEL prefix+key` |
  *
  * A fixed window of the limiter's `windowMs`, armed by the first hit and never moved, as
- * rate-limit-redis counts; `resetTime` is the server's TTL from now.
+ * rate-limit-redis counts; `resetTime` is the server's TTL from now. A decrement takes one off a
+ * window that is still counting, never below 0, and makes no key: a request counted in a window
+ * that has since ended or been reset is not taken off the next one (rate-limit-redis's `DECR`
+ * would leave -1 there, one request more for the next window).
  */
 import { type RedisClient, call, checkClient } from './client.js'
 import * as commands from './commands.js'
@@ -43,6 +46,9 @@ export class GoblinStore {
     if (typeof options !== 'object' || options === null) {
       throw new TypeError('new GoblinStore({ client, prefix }): options are required')
     }
+    if ('resetExpiryOnChange' in options) {
+      throw new TypeError('GoblinStore: the resetExpiryOnChange option was removed in rate-limit-redis v6, and GoblinStore has none')
+    }
     this.client = checkClient(options.client, 'client')
     if (options.prefix !== undefined && typeof options.prefix !== 'string') {
       throw new TypeError(`prefix must be a string, not ${String(options.prefix)}`)
@@ -50,13 +56,13 @@ export class GoblinStore {
     this.prefix = options.prefix ?? 'rl:'
   }
 
-  /** express-rate-limit calls this once with its options: the window is `windowMs`. */
+  /**
+   * express-rate-limit calls this once with its options: the window is `windowMs`, a whole number
+   * of milliseconds, 1 or more. Another is kept, and each increment rejects with a RangeError, as
+   * each of rate-limit-redis's fails on the server (its `SET ... PX` takes no other).
+   */
   init(options: { windowMs: number }): void {
-    const windowMs = Math.ceil(options.windowMs)
-    if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
-      throw new RangeError(`windowMs must be a number of milliseconds, 1 or more, not ${String(options.windowMs)}`)
-    }
-    this.windowMs = windowMs
+    this.windowMs = options.windowMs
   }
 
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
@@ -65,11 +71,15 @@ export class GoblinStore {
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
-    return info(await call(this.client, commands.fwindow(this.prefix + key, this.windowMs)))
+    const windowMs = this.windowMs
+    if (!Number.isSafeInteger(windowMs) || windowMs < 1) {
+      throw new RangeError(`windowMs must be a whole number of milliseconds, 1 or more, not ${String(windowMs)}`)
+    }
+    return info(await call(this.client, commands.fwindow(this.prefix + key, windowMs)))
   }
 
   async decrement(key: string): Promise<void> {
-    await call(this.client, commands.fwindow(this.prefix + key, this.windowMs, { by: -1 }))
+    await call(this.client, commands.decrementToZero(this.prefix + key))
   }
 
   async resetKey(key: string): Promise<void> {

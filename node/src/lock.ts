@@ -370,9 +370,20 @@ export abstract class Lock {
     }
   }
 
-  /** Takes the lock, waiting in line up to `acquireTimeout`; whether it came. */
+  /**
+   * Takes the lock, waiting in line up to `acquireTimeout`; whether it came. An abort of
+   * `abortSignal` at any moment rejects with its reason, and leaves nothing held: what was
+   * granted meanwhile is given back (owner-checked) before the rejection.
+   */
   async tryAcquire(abortSignal?: AbortSignal): Promise<boolean> {
+    abortSignal?.throwIfAborted()
     const acquired = this._acquiredExternally ? await this._refresh() : await this._acquire(abortSignal)
+    if (acquired && abortSignal?.aborted === true && !this._acquiredExternally) {
+      // Granted as the abort landed (the acquire's last reply and the abort in the same turn).
+      this._granted(false)
+      await this._release().catch(() => undefined)
+      throw abortSignal.reason
+    }
     if (!acquired) {
       return false
     }

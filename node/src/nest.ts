@@ -1,18 +1,21 @@
 /**
- * `goblin-redis/nest`: NestJS's throttler (@nestjs/throttler 6) on Goblin, on ioredis or
- * node-redis.
+ * `goblin-redis/nest`: NestJS's throttler (@nestjs/throttler 6, NestJS 10 to 12) on Goblin, on
+ * ioredis or node-redis.
  *
- * - `GoblinThrottlerStorage` is a `ThrottlerStorage`: each `increment(key, ttl, limit,
- *   blockDuration, throttlerName)` is one `GOBLIN.FWINDOW key ttl LIMIT limit BLOCK
- *   blockDuration`: the window counts `ttl` ms from the first hit; the hit that crosses the limit
- *   blocks the key for `blockDuration` ms, and the hits after it, within the block, are blocked
- *   too. `timeToExpire` and `timeToBlockExpire` are seconds, rounded up, as the guard sends them.
- * - `GoblinThrottlerGuard` is the `ThrottlerGuard` with a request's named throttlers decided all
- *   or nothing, in one GOBLIN.MFWINDOW: a request one of them refuses is counted by none (with
- *   the plain guard, the throttlers before the one that refuses have counted it). Each
- *   throttler's limit, window and headers are the plain guard's. A refused request is not
- *   counted, so it does not block: it is refused until the window that refused it resets, which
- *   `Retry-After` says.
+ * - `GoblinThrottlerStorage` is a `ThrottlerStorage` that decides as
+ *   @nest-lab/throttler-storage-redis does, with its two keys per tracker and throttler
+ *   (`{key:name}:hits`, `{key:name}:blocked`, after the storage's prefix): every hit is counted
+ *   in a window of `ttl` ms armed by the first (GOBLIN.FWINDOW), blocked or not; the hit that finds
+ *   the count above `limit` and no block blocks for `blockDuration` ms (`SET ... PX NX`); a hit
+ *   within a block is blocked. When a block ends while its window still counts above the limit,
+ *   the next hit blocks again. One round trip, `GOBLIN.FWINDOW` and `PTTL` sent together; a
+ *   second (the `SET`) on the hit that blocks. `timeToExpire` and `timeToBlockExpire` are seconds,
+ *   rounded up, as the guard sends them.
+ * - `GoblinThrottlerGuard` is the `ThrottlerGuard` with a request's named throttlers counted all
+ *   or nothing, in one GOBLIN.MFWINDOW: a request one of them refuses is counted by none of the
+ *   others (with the plain guard, the throttlers before the one that refuses have counted it). The
+ *   refusing throttler counts it and blocks as the storage above does, and a throttler under a
+ *   block refuses. Each throttler's limit, window, block and headers are the plain guard's.
  */
 import { ThrottlerGuard } from '@nestjs/throttler'
 import type { ThrottlerRequest, ThrottlerStorage } from '@nestjs/throttler'
@@ -30,27 +33,40 @@ export interface ThrottlerStorageRecord {
 
 /** One throttler of a request decided together with the others. */
 export interface ThrottlerWindow {
+  /** The throttler's key for the request (the guard's `generateKey`, which names the throttler). */
   key: string
   ttl: number
   limit: number
+  blockDuration: number
 }
 
 /** What a request's throttlers came to, together: refused by any, or counted by all. */
 export interface ThrottlerDecision {
   refused: boolean
-  /** Each throttler's count and the seconds until its window resets. */
+  /** Each throttler's count and the seconds until its window resets (and its block ends). */
   records: ThrottlerStorageRecord[]
 }
 
 function seconds(ms: number): number {
-  return ms > 0 ? Math.ceil(ms / 1000) : 0
+  return Math.ceil(ms / 1000)
 }
 
-function whole(value: number, what: string, least: number): number {
-  if (!Number.isFinite(value) || value < least) {
-    throw new RangeError(`${what} must be a number of at least ${least}, not ${String(value)}`)
+/**
+ * A `ttl` or `blockDuration`: whole milliseconds, 1 or more. @nest-lab's script fails at the
+ * server on a fraction, and on a `blockDuration` of 0; it takes a `ttl` of 0 as a window that
+ * ends at once (every hit counted 1): a RangeError here, never a limit that never limits.
+ */
+function milliseconds(value: number, what: string): number {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new RangeError(`${what} must be a whole number of milliseconds, 1 or more, not ${String(value)}`)
   }
-  return Math.ceil(value)
+  return value
+}
+
+/** A throttler's two keys: its hits, and its block. */
+interface Keys {
+  hits: string
+  blocked: string
 }
 
 /** A `ThrottlerStorage` on Goblin. */
@@ -64,46 +80,103 @@ export class GoblinThrottlerStorage implements ThrottlerStorage {
     this.prefix = options.prefix ?? 'throttler:'
   }
 
-  /** One hit of one throttler: `GOBLIN.FWINDOW key ttl LIMIT limit [BLOCK blockDuration]`. */
-  async increment(key: string, ttl: number, limit: number, blockDuration: number, _throttlerName: string): Promise<ThrottlerStorageRecord> {
-    const windowMs = whole(ttl, 'ttl', 0)
-    const max = Math.floor(limit)
-    const blockMs = whole(blockDuration, 'blockDuration', 0)
-    const over = blockMs > 0 ? { block: blockMs } : undefined
-    const { count, ttl: left } = await call(
-      this.client,
-      commands.fwindow(this.prefix + key, windowMs, { limit: max, ...(over === undefined ? {} : { over }) }),
-    )
-    const isBlocked = count > max
-    return { totalHits: count, timeToExpire: seconds(left), isBlocked, timeToBlockExpire: isBlocked ? seconds(left) : 0 }
+  /** One hit of one throttler (see the module's comment). */
+  async increment(key: string, ttl: number, limit: number, blockDuration: number, throttlerName: string): Promise<ThrottlerStorageRecord> {
+    const tag = `${this.prefix}{${key}:${throttlerName}}`
+    const keys = { hits: `${tag}:hits`, blocked: `${tag}:blocked` }
+    const [window, blockLeft] = await Promise.all([
+      call(this.client, commands.fwindow(keys.hits, milliseconds(ttl, 'ttl'))),
+      call(this.client, commands.pttl(keys.blocked)),
+    ])
+    return await this.afterHit(keys, window, blockLeft, ttl, limit, blockDuration)
   }
 
   /**
-   * One hit of several throttlers, all or nothing: `GOBLIN.MFWINDOW`. The keys share a hash tag
-   * (the first one's), so that on a cluster they are in one slot.
+   * @nest-lab's decision for a hit counted in `window`, its block `blockLeft` ms from ending (-2:
+   * none): blocked while the block lasts; else, above `limit`, blocked anew for `blockDuration`.
+   * A block key without a TTL (never one this storage writes), or in its last millisecond, ends
+   * the block and starts the window again, as @nest-lab's script has it.
+   */
+  private async afterHit(
+    keys: Keys,
+    window: commands.FixedWindow,
+    blockLeft: number,
+    ttl: number,
+    limit: number,
+    blockDuration: number,
+  ): Promise<ThrottlerStorageRecord> {
+    const record = (totalHits: number, expireMs: number, blockMs: number): ThrottlerStorageRecord => ({
+      totalHits,
+      timeToExpire: seconds(expireMs),
+      isBlocked: blockMs > 0,
+      timeToBlockExpire: seconds(blockMs),
+    })
+    if (blockLeft > 0) {
+      return record(window.count, window.ttl, blockLeft)
+    }
+    if (blockLeft === -1 || blockLeft === 0) {
+      await Promise.all([call(this.client, commands.del(keys.blocked)), call(this.client, commands.set(keys.hits, 1, ttl))])
+      return record(1, ttl, 0)
+    }
+    if (window.count > limit) {
+      const blockMs = milliseconds(blockDuration, 'blockDuration')
+      await call(this.client, commands.setIfMissing(keys.blocked, 1, blockMs))
+      return record(window.count, window.ttl, blockMs)
+    }
+    return record(window.count, window.ttl, 0)
+  }
+
+  /**
+   * One hit of several throttlers, all or nothing: `GOBLIN.MFWINDOW`, with each throttler's block
+   * read in the same round trip. The keys share a hash tag (the first one's), so that on a
+   * cluster they are in one slot. Refused by a limit: the refusing throttlers count the hit, and
+   * block, as `increment` does; the others do not count it. Refused by a block (counted by all,
+   * as the limits allowed): the blocked throttlers say so.
    */
   async incrementAll(windows: readonly ThrottlerWindow[]): Promise<ThrottlerDecision> {
-    const tag = windows[0]?.key ?? ''
-    const result = await call(
-      this.client,
-      commands.mfwindow(
-        windows.map((window) => ({
-          key: `${this.prefix}{${tag}}:${window.key}`,
-          windowMs: whole(window.ttl, 'ttl', 0),
-          limit: Math.floor(window.limit),
-        })),
+    const tag = `${this.prefix}{${windows[0]?.key ?? ''}}`
+    const keys = windows.map((window) => ({ hits: `${tag}:${window.key}:hits`, blocked: `${tag}:${window.key}:blocked` }))
+    const [result, ...blocks] = await Promise.all([
+      call(
+        this.client,
+        commands.mfwindow(
+          windows.map((window, i) => ({
+            key: (keys[i] as Keys).hits,
+            windowMs: milliseconds(window.ttl, 'ttl'),
+            limit: Math.min(Math.floor(window.limit), Number.MAX_SAFE_INTEGER),
+          })),
+        ),
       ),
+      ...keys.map((key) => call(this.client, commands.pttl(key.blocked))),
+    ])
+    if (!result.refused) {
+      const records = await Promise.all(
+        windows.map((window, i) =>
+          this.afterHit(keys[i] as Keys, result.windows[i] as commands.FixedWindow, blocks[i] as number, window.ttl, window.limit, window.blockDuration),
+        ),
+      )
+      return { refused: records.some((record) => record.isBlocked), records }
+    }
+    const hit = (i: number): Promise<ThrottlerStorageRecord> => {
+      const window = windows[i] as ThrottlerWindow
+      return call(this.client, commands.fwindow((keys[i] as Keys).hits, window.ttl)).then((counted) =>
+        this.afterHit(keys[i] as Keys, counted, blocks[i] as number, window.ttl, window.limit, window.blockDuration),
+      )
+    }
+    // Not the ones refusing (under their limits, and no block): left alone.
+    const alone = windows.map((window, i) => (blocks[i] as number) <= 0 && (result.windows[i] as commands.FixedWindow).count + 1 <= window.limit)
+    const records = await Promise.all(
+      windows.map(async (_, i) => {
+        const counted = result.windows[i] as commands.FixedWindow
+        return alone[i] ? { totalHits: counted.count, timeToExpire: seconds(counted.ttl), isBlocked: false, timeToBlockExpire: 0 } : await hit(i)
+      }),
     )
-    const records = result.windows.map(({ count, ttl }, i) => {
-      const refusing = result.refused && count + 1 > Math.floor((windows[i] as ThrottlerWindow).limit)
-      return {
-        totalHits: count,
-        timeToExpire: seconds(ttl),
-        isBlocked: refusing,
-        timeToBlockExpire: refusing ? seconds(ttl) : 0,
-      }
-    })
-    return { refused: result.refused, records }
+    if (!records.some((record) => record.isBlocked)) {
+      // The refusing ones started afresh (their blocks had just ended): admitted after all, and
+      // so counted by every throttler.
+      return { refused: false, records: await Promise.all(records.map(async (record, i) => (alone[i] ? await hit(i) : record))) }
+    }
+    return { refused: true, records }
   }
 }
 
@@ -159,7 +232,7 @@ export class GoblinThrottlerGuard extends ThrottlerGuard {
       return true
     }
     const decision = await storage.incrementAll(
-      counted.map(({ request, key }) => ({ key, ttl: request.ttl, limit: request.limit })),
+      counted.map(({ request, key }) => ({ key, ttl: request.ttl, limit: request.limit, blockDuration: request.blockDuration })),
     )
     for (const [i, { request, tracker, key }] of counted.entries()) {
       const record = decision.records[i] as ThrottlerStorageRecord

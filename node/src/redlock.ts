@@ -19,7 +19,7 @@
  * only while the leases hold: a holder paused past `lockTimeout` (a long GC, a frozen VM) may find
  * the lock granted to another; refreshes and `onLockLost` say so at the next refresh.
  */
-import { type RedisClient, call, checkClient } from './client.js'
+import { type RedisClient, call, checkClient, checkModule } from './client.js'
 import { type Command } from './commands.js'
 import { GoblinModuleError } from './errors.js'
 import { Lock, type LockOptions, checkKey, checkPermits } from './lock.js'
@@ -61,11 +61,35 @@ export class RedlockMutex extends Lock {
     this._key = `mutex:${checkKey(key)}`
   }
 
+  /**
+   * An abort at any moment gives back what was taken on every server (owner-checked, so a
+   * server where nothing was taken is left as it is) and rejects with the signal's reason; a
+   * wait under way on one server ends as `take` ends it, its grant given back there.
+   */
   protected async _acquire(abortSignal?: AbortSignal): Promise<boolean> {
     const { claim } = this._lease()
     const need = quorum(this._clients.length)
     const deadline = performance.now() + this._waitMs
+    const stop = async (): Promise<never> => {
+      await this._giveBack()
+      throw abortSignal?.reason
+    }
+    // The module checks first (a server that fails them is passed over, as any failed step):
+    // an abort meanwhile rejects with nothing sent that could grant.
+    await Promise.all(
+      this._clients.map(async (client) => {
+        await checkModule(client).catch((error: unknown) => {
+          if (error instanceof GoblinModuleError) {
+            throw error
+          }
+        })
+      }),
+    )
+    abortSignal?.throwIfAborted()
     const taken = await this._everywhere(claim.once)
+    if (isAborted(abortSignal)) {
+      return await stop()
+    }
     if (count(taken) >= need) {
       return true
     }
@@ -75,9 +99,15 @@ export class RedlockMutex extends Lock {
       if (await this._waitInOrder(holding, need, deadline, abortSignal)) {
         // The quorum is held: the servers not waited on are taken too where they are free.
         await Promise.all(holding.map(async (isHeld, i) => isHeld || (await held(this._clients[i] as RedisClient, claim.once))))
+        if (isAborted(abortSignal)) {
+          return await stop()
+        }
         return true
       }
     } catch (error) {
+      if (isAborted(abortSignal)) {
+        return await stop()
+      }
       await this._giveBack(holding)
       throw error
     }
@@ -94,9 +124,10 @@ export class RedlockMutex extends Lock {
     const halfLease = this._acquireOptions.lockTimeout / 2
     for (const [i, client] of this._clients.entries()) {
       while (!holding[i] && deadline - performance.now() > 0) {
+        signal?.throwIfAborted()
         const timeoutMs = Math.min(deadline - performance.now(), halfLease)
         const granted = await take(client, claim, { timeoutMs, signal, waitOn: this._waitOn }).catch((error: unknown) => {
-          if (signal?.aborted || error instanceof GoblinModuleError) {
+          if (signal?.aborted === true || error instanceof GoblinModuleError) {
             throw error
           }
           return undefined // the server failed: pass it over
@@ -106,6 +137,7 @@ export class RedlockMutex extends Lock {
         }
         holding[i] = granted
         await this._rearm(holding, i)
+        signal?.throwIfAborted()
         if (count(holding) >= need) {
           return true
         }
@@ -153,6 +185,11 @@ export class RedlockMutex extends Lock {
   protected async _release(): Promise<void> {
     await this._giveBack()
   }
+}
+
+/** Whether `signal` has aborted (read afresh at each step). */
+function isAborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true
 }
 
 function count(holding: readonly boolean[]): number {

@@ -8,6 +8,8 @@ import * as redis4 from 'redis4'
 import * as redis5 from 'redis5'
 import * as redis6 from 'redis6'
 import { after, before } from 'node:test'
+import { EventEmitter } from 'node:events'
+import net from 'node:net'
 
 export function address(variable) {
   const value = process.env[variable]
@@ -158,9 +160,125 @@ export function delta(before, after) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/** How many callers wait in the server's lines (INFO goblin). */
+export async function goblinWaiting(conn) {
+  const info = await conn.info('goblin')
+  return Number(/goblin_waiting:(\d+)/.exec(info)[1])
+}
+
+/** Waits until the server says `n` callers wait. */
+export async function untilWaiting(conn, n) {
+  for (let i = 0; i < 500; i++) {
+    if ((await goblinWaiting(conn)) === n) {
+      return
+    }
+    await sleep(5)
+  }
+  throw new Error(`the server never had ${n} waiters`)
+}
+
 /** A key no other test uses. */
 let serial = 0
 export function freshKey(tag) {
   serial += 1
   return `${tag}:${process.pid}:${serial}:${Date.now()}`
+}
+
+/**
+ * A relay between the clients and a server, on a port of its own, that can hold back the
+ * server's replies: the test decides when a reply in flight arrives. Each connection through it
+ * is a link: `sent`, what its client has sent (RESP, as text), and `held`, the server's bytes held
+ * back for it. `hold(predicate)` holds every link the predicate picks (read afresh as each reply
+ * comes) until `release()`, which delivers what was held in order. A client closing its side
+ * closes the server's, after what it sent (and drops what was held for it); and the other way.
+ */
+export async function relay(target) {
+  const events = new EventEmitter()
+  const links = []
+  let holding = () => false
+  const server = net.createServer((socket) => {
+    const upstream = net.connect(target.port, target.host)
+    const link = { sent: '', held: [], closed: false, holding: false, deliver: (chunks) => chunks.forEach((chunk) => socket.write(chunk)) }
+    links.push(link)
+    const changed = () => events.emit('change')
+    socket.on('data', (chunk) => {
+      link.sent += chunk.toString('latin1')
+      upstream.write(chunk)
+      changed()
+    })
+    upstream.on('data', (chunk) => {
+      if (link.holding || holding(link)) {
+        link.holding = true
+        link.held.push(chunk)
+      } else {
+        socket.write(chunk)
+      }
+      changed()
+    })
+    socket.on('end', () => upstream.end())
+    upstream.on('end', () => socket.end())
+    const close = () => {
+      link.closed = true
+      link.held.length = 0
+      socket.destroy()
+      upstream.destroy()
+      changed()
+    }
+    for (const end of [socket, upstream]) {
+      end.on('close', close)
+      end.on('error', close)
+    }
+  })
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return {
+    address: { host: '127.0.0.1', port: server.address().port },
+    links,
+    /** Holds the replies of every link `predicate(link)` picks, from now until `release()`. */
+    hold(predicate) {
+      holding = predicate
+    },
+    /** Delivers what was held, in order, and holds nothing more. */
+    release() {
+      holding = () => false
+      for (const link of links) {
+        link.holding = false
+        const held = link.held.splice(0)
+        if (!link.closed) {
+          link.deliver(held)
+        }
+      }
+    },
+    /** Resolves once `condition()` holds, asked again at each byte through the relay. */
+    until(condition, what = 'the relay condition') {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (condition()) {
+            events.off('change', check)
+            clearTimeout(guard)
+            resolve()
+          }
+        }
+        // Not a deadline of the test: a guard that names what never came instead of hanging.
+        const guard = setTimeout(() => {
+          events.off('change', check)
+          reject(new Error(`the relay never saw ${what}`))
+        }, 20_000)
+        events.on('change', check)
+        check()
+      })
+    },
+    close() {
+      for (const link of links) {
+        link.closed = true
+      }
+      server.close()
+      events.emit('close')
+    },
+  }
+}
+
+/** How many times a link's client sent `name` (a command's name, as RESP writes it: `$<len>\r\nNAME\r\n`). */
+export function sentCount(link, name) {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  return (link.sent.match(new RegExp(`\\$${name.length}\\r\\n${escaped}\\r\\n`, 'gi')) ?? []).length
 }

@@ -17,15 +17,24 @@ import {
   TimeoutError,
   closeWaiters,
 } from 'goblin-redis'
-import { address, addresses, admin, close, connected, connection, delta, libraries, sleep, closeAll, commandCalls, freshKey } from './helpers.mjs'
+import {
+  address,
+  addresses,
+  admin,
+  close,
+  connected,
+  connection,
+  delta,
+  libraries,
+  sleep,
+  closeAll,
+  commandCalls,
+  freshKey,
+  goblinWaiting as waiting,
+  untilWaiting,
+} from './helpers.mjs'
 
 const server = address('GOBLIN_TEST_SERVER')
-
-/** How many callers wait in the server's lines (INFO goblin). */
-async function waiting(conn) {
-  const info = await conn.info('goblin')
-  return Number(/goblin_waiting:(\d+)/.exec(info)[1])
-}
 
 /** Whether `check` holds within 10 s, asked every 10 ms: a wait for an event, not a bound. */
 async function until(check) {
@@ -37,17 +46,6 @@ async function until(check) {
     await sleep(10)
   }
   return await check()
-}
-
-/** Waits until the server says `n` callers wait. */
-async function untilWaiting(conn, n) {
-  for (let i = 0; i < 500; i++) {
-    if ((await waiting(conn)) === n) {
-      return
-    }
-    await sleep(5)
-  }
-  assert.fail(`the server never had ${n} waiters`)
 }
 
 for (const library of libraries()) {

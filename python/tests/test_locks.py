@@ -504,6 +504,261 @@ def test_asyncio_semaphore_waiter_cancelled_in_line(r: Any) -> None:
     asyncio.run(main())
 
 
+# A cancellation at each moment of an acquire, placed by a relay that holds the server's replies
+# back: the test decides when a reply in flight arrives.
+
+
+class Link:
+    """One connection through the :class:`Relay`: what its client sent, the replies held back."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self.sent = bytearray()
+        self.held: list[bytes] = []
+        self.holding = False
+        self.closed = False
+        self.writer = writer
+
+    def count(self, name: bytes) -> int:
+        """How many times the client sent the command ``name`` (as RESP writes it)."""
+        return self.sent.lower().count(b"$%d\r\n%s\r\n" % (len(name), name.lower()))
+
+
+class Relay:
+    """Between the asyncio clients and the test server, on a port of its own: ``hold(pick)``
+    holds the replies of every link ``pick`` picks (asked as each reply comes) until
+    ``release()``, which delivers them in order. A side that closes closes the other."""
+
+    def __init__(self) -> None:
+        self.links: list[Link] = []
+        self.pick: Callable[[Link], bool] = lambda _link: False
+        self.changed = asyncio.Event()
+        self.port = 0
+        self.server: asyncio.Server | None = None
+        self.serving: list[asyncio.Future[Any]] = []
+
+    async def __aenter__(self) -> Relay:
+        self.server = await asyncio.start_server(self.serve, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        self.release()
+        if self.server is not None:
+            self.server.close()
+        for link in self.links:
+            link.writer.close()
+        await asyncio.gather(*self.serving)
+
+    def client(self, **options: Any) -> Any:
+        return redis.asyncio.Redis(host="127.0.0.1", port=self.port, **options)
+
+    def change(self) -> None:
+        self.changed.set()
+
+    async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        up_reader, up_writer = await asyncio.open_connection(*host_port(SERVER))
+        link = Link(writer)
+        self.links.append(link)
+        finished: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.serving.append(finished)
+
+        async def upward() -> None:
+            while data := await reader.read(65536):
+                link.sent += data
+                up_writer.write(data)
+                self.change()
+
+        async def downward() -> None:
+            while data := await up_reader.read(65536):
+                if link.holding or self.pick(link):
+                    link.holding = True
+                    link.held.append(data)
+                else:
+                    writer.write(data)
+                self.change()
+
+        directions = [asyncio.ensure_future(upward()), asyncio.ensure_future(downward())]
+        try:
+            await asyncio.wait(directions, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            link.closed = True
+            link.held.clear()
+            for end in (writer, up_writer):
+                end.close()
+            for direction in directions:
+                direction.cancel()
+            await asyncio.gather(*directions, return_exceptions=True)
+            finished.set_result(None)
+            self.change()
+
+    def hold(self, pick: Callable[[Link], bool]) -> None:
+        self.pick = pick
+
+    def release(self) -> None:
+        self.pick = lambda _link: False
+        for link in self.links:
+            link.holding = False
+            held, link.held = link.held, []
+            if not link.closed:
+                for data in held:
+                    link.writer.write(data)
+
+    async def until(self, condition: Callable[[], bool], what: str) -> None:
+        """Returns once ``condition()`` holds, asked again at each byte through the relay (a
+        guard names what never came rather than hang)."""
+        async with asyncio.timeout(20):
+            while not condition():
+                self.changed.clear()
+                await self.changed.wait()
+        assert condition(), what
+
+
+class Kind:
+    """An asyncio lock class under test: a holder and a waiter made alike, and how the server
+    records a holder."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def make(self, connection: Any) -> Any:
+        if self.name == "lock":
+            return AsyncLock(connection, "lk", timeout=30)
+        return AsyncSemaphore(connection, "sem", limit=1, lease=30)
+
+    def sync_holder(self, r: Any) -> Any:
+        if self.name == "lock":  # released from another thread than it was taken on
+            return Lock(r, "lk", timeout=30, thread_local=False)
+        return Semaphore(r, "sem", limit=1, lease=30)
+
+    def holders(self, r: Any) -> list[bytes]:
+        """Who holds it, on the server."""
+        if self.name == "lock":
+            value = r.get("lk")
+            return [] if value is None else [value]
+        return list(r.zrange("sem", 0, -1))
+
+    @property
+    def first(self) -> bytes:
+        return b"GOBLIN.LOCK" if self.name == "lock" else b"GOBLIN.ZWINDOW"
+
+    @property
+    def wait(self) -> bytes:
+        return b"GOBLIN.BLOCK" if self.name == "lock" else b"GOBLIN.BZWINDOW"
+
+
+KINDS = [Kind("lock"), Kind("semaphore")]
+
+
+def on_relay(test: Callable[[Any, Relay, Kind, int], Awaitable[None]]) -> Callable[[Any, Kind, int], None]:
+    """``async def test_...(r, relay, kind, protocol)`` run for each asyncio lock class and
+    protocol, in its own event loop, with a relay before the test server."""
+
+    def run(r: Any, kind: Kind, protocol: int) -> None:
+        async def main() -> None:
+            async with Relay() as relay:
+                await test(r, relay, kind, protocol)
+
+        asyncio.run(main())
+
+    run.__name__, run.__doc__ = test.__name__, test.__doc__
+    by_kind = pytest.mark.parametrize("kind", KINDS, ids=lambda kind: kind.name)
+    parametrized: Callable[[Any, Kind, int], None] = pytest.mark.parametrize("protocol", [2, 3])(by_kind(run))
+    return parametrized
+
+
+async def cancelled(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+@on_relay
+async def test_cancelled_while_connecting_or_checking_the_module_sends_nothing(
+    r: Any, relay: Relay, kind: Kind, protocol: int
+) -> None:
+    """Cancelled while its connection is set up (the first reply held back, whatever it is) or
+    while its module check is under way: nothing that could grant is sent."""
+    picks: list[Callable[[Link], bool]] = [lambda _link: True, lambda link: link.count(b"MODULE") > 0]
+    for pick in picks:
+        connection = relay.client(protocol=protocol)
+        since = len(relay.links)
+        relay.hold(pick)
+        task = asyncio.create_task(kind.make(connection).acquire(blocking_timeout=5))
+
+        def held_back(since: int = since) -> bool:
+            return any(link.held for link in relay.links[since:])
+
+        await relay.until(held_back, "a reply held back")
+        await cancelled(task)
+        relay.release()
+        await connection.ping()
+        await connection.ping()
+        assert sum(link.count(kind.first) + link.count(kind.wait) for link in relay.links[since:]) == 0
+        assert kind.holders(r) == []
+        await connection.aclose()
+
+
+@on_relay
+async def test_cancelled_with_a_first_try_granted_in_flight_gives_it_back(
+    r: Any, relay: Relay, kind: Kind, protocol: int
+) -> None:
+    """A non-blocking acquire cancelled while its grant's reply is on its way: given back."""
+    connection = relay.client(protocol=protocol)
+    await connection.ping()
+    waiter = kind.make(connection)
+    relay.hold(lambda link: link.count(kind.first) > 0)
+    task = asyncio.create_task(waiter.acquire(blocking=False))
+    await relay.until(lambda: any(link.held for link in relay.links), "the first try's reply")
+    assert len(await asyncio.to_thread(kind.holders, r)) == 1  # granted: its reply held back
+    await cancelled(task)
+    relay.release()
+    assert await asyncio.to_thread(kind.holders, r) == []
+    await connection.aclose()
+
+
+@on_relay
+async def test_cancelled_with_a_grant_in_flight_in_line_gives_it_back(
+    r: Any, relay: Relay, kind: Kind, protocol: int
+) -> None:
+    """A waiter in line cancelled while its grant's reply is on its way: given back."""
+    connection = relay.client(protocol=protocol)
+    holder = kind.sync_holder(connect())
+    assert holder.acquire()
+    relay.hold(lambda link: link.count(kind.wait) > 0)
+    task = asyncio.create_task(kind.make(connection).acquire(blocking_timeout=10))
+    assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 1)
+    await asyncio.to_thread(holder.release)  # the server grants the waiter; its reply is held back
+    await relay.until(lambda: any(link.held for link in relay.links if link.count(kind.wait)), "the grant")
+    assert len(await asyncio.to_thread(kind.holders, r)) == 1
+    await cancelled(task)
+    relay.release()
+    assert await asyncio.to_thread(kind.holders, r) == []
+    assert waiting(r) == 0
+    await connection.aclose()
+
+
+@on_relay
+async def test_cancelled_between_slices_sends_no_other(r: Any, relay: Relay, kind: Kind, protocol: int) -> None:
+    """A waiter cancelled as a slice's nil is on its way (slices of 0.125 s): no slice follows,
+    it leaves the line, nothing is granted to it."""
+    connection = relay.client(protocol=protocol, socket_timeout=0.5, retry=redis.asyncio.retry.Retry(NoBackoff(), 0))
+    holder = kind.sync_holder(connect())
+    assert holder.acquire()
+    relay.hold(lambda link: link.count(kind.wait) > 0)
+    task = asyncio.create_task(kind.make(connection).acquire(blocking_timeout=10))
+    await relay.until(lambda: any(link.held for link in relay.links if link.count(kind.wait)), "a slice's end")
+    link = next(link for link in relay.links if link.count(kind.wait) and link.held)
+    assert b"".join(link.held) in (b"$-1\r\n", b"*-1\r\n", b"_\r\n")
+    await cancelled(task)
+    relay.release()
+    await connection.ping()
+    assert link.count(kind.wait) == 1
+    assert await asyncio.to_thread(wait_until, lambda: waiting(r) == 0)
+    holder.release()
+    assert kind.holders(r) == []
+    await connection.aclose()
+
+
 # Arguments: a ValueError when the lock or semaphore is made, before anything is sent.
 
 

@@ -449,7 +449,7 @@ def test_a_throttle_checks_before_sending(server: redis.Redis) -> None:
 
 def test_a_throttle_on_asyncio(server: redis.Redis) -> None:
     async def run() -> None:
-        client = redis.asyncio.Redis(host=HOST, port=int(PORT))
+        client = connect_async()
         try:
             throttle = AsyncThrottle(client, README)
             assert _fields(await throttle.hit(16)) == [("api", False, 16, 0, None, 32)]

@@ -1,4 +1,4 @@
-// A `--require` for rate-limiter-flexible 11.1.0's own RateLimiterRedis tests (their files
+// A `--require` for rate-limiter-flexible's own RateLimiterRedis tests (v11.1.0, its newest tag; their files
 // unmodified): `require('../lib/RateLimiterRedis')` gives goblin-redis's RateLimiterGoblin, built
 // on the suite's own rate-limiter-flexible (so its RateLimiterRes, RateLimiterMemory and
 // insurance checks are the ones the tests compare with), and the tests' clients, which name

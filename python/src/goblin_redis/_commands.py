@@ -11,6 +11,7 @@ out on a sync client and :func:`arun` on an asyncio one. No client library is im
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 import sys
@@ -91,11 +92,28 @@ def run(client: Any, plan: Plan[T]) -> T:  # noqa: ANN401 (any client with redis
 
 async def arun(client: Any, plan: Plan[T], execute: Callable[..., Awaitable[object]] | None = None) -> T:  # noqa: ANN401
     """Carries ``plan`` out on an asyncio client: redis-py's, or any through ``execute`` (a
-    coredis adapter), ``client`` then naming the connections the module check is kept for."""
+    coredis adapter), ``client`` then naming the connections the module check is kept for.
+
+    A task cancelled while a command's reply is on its way: the cancellation is raised in the
+    plan where it sent that command (an acquire gives back what the lost reply may have granted),
+    and whatever the plan sends then is carried out shielded from a further cancellation, until
+    the plan raises; the task's cancellation goes on from there."""
     steps = _checked(_identity(client), plan)
     step, execute_command = next(steps), execute or client.execute_command
+    cancelled: asyncio.CancelledError | None = None
     while not isinstance(step, Done):
-        step = steps.send(await _awaited_outcome(execute_command, step))
+        if cancelled is not None:
+            step = steps.send(await asyncio.shield(_awaited_outcome(execute_command, step)))
+            continue
+        try:
+            outcome = await _awaited_outcome(execute_command, step)
+        except asyncio.CancelledError as error:
+            cancelled = error
+            step = steps.throw(error)
+            continue
+        step = steps.send(outcome)
+    if cancelled is not None:
+        raise cancelled
     return step.value
 
 
@@ -118,15 +136,19 @@ def _checked(identity: object, plan: Plan[T]) -> Generator[Command | Done[T], ob
     ``identity``) has passed it (or the command is the check's own), then its result. The plan
     runs up to its first command before anything is sent, so its arguments are checked first,
     and a plan that sends nothing (a cost above the limit) sends no ``MODULE LIST`` either."""
-    reply: object = None
     passed = identity in _PASSED
     try:
+        command = plan.send(None)
         while True:
-            command = plan.send(reply)
             if not passed and command != MODULE_LIST:
                 yield from _module_check(identity)
                 passed = True
-            reply = yield command
+            try:
+                reply = yield command
+            except asyncio.CancelledError as cancelled:  # raised in the plan, where it sent the command
+                command = plan.throw(cancelled)
+            else:
+                command = plan.send(reply)
     except StopIteration as done:
         yield Done(done.value)
 

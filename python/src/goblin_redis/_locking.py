@@ -8,6 +8,7 @@ on a sync client, ``goblin_redis.asyncio.lock`` on an asyncio one."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import time
 import uuid
@@ -160,11 +161,20 @@ def take(
     gets again what a reply lost to a timeout granted), until granted or ``blocking_timeout``
     seconds have passed (None: for ever), the last slice cut to the time left.
 
-    ``cancelled`` is asked after each reply (asyncio: the task was cancelled, the cancellation
-    lost on the way): then what was granted meanwhile is given back, and the wait ends in
+    A cancellation (asyncio) at any moment leaves nothing held. One raised where an attempt was
+    sent (its reply on the way, lost: redis-py closes the connection, which takes a waiter out of
+    the line) gives back what that reply may have granted, owner-checked, before it goes on.
+    ``cancelled`` is asked after each reply (the task was cancelled, the cancellation lost on the
+    way): then what was granted meanwhile is given back, and the wait ends in
     ``CancelledError``."""
     for command in _attempts(claim, blocking, blocking_timeout, slice_length):
-        fencing_token = commands.fencing_token((yield from send(command)))
+        try:
+            reply = yield from send(command)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # the server out of reach: the lease ends by itself
+                yield from send(claim.give_back)
+            raise
+        fencing_token = commands.fencing_token(reply)
         if cancelled():
             if fencing_token is not None:
                 yield from send(claim.give_back)
