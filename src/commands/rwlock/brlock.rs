@@ -11,23 +11,17 @@
 
 use goblin_core::rwlock::Mode;
 
-use super::{parse, take_now, wait, RwArgs, FENCE_DOC};
+use super::{acquire_or_wait, parse_blocking, BlockingArgs, BLOCKING_ACQUIRE_ARGS};
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
+use crate::server::command::{Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Args, Ctx, Reply};
-use crate::waiting;
 
 pub struct GoblinBrlock;
 
 static STATS: CommandStats = CommandStats::new();
 static ACQUIRED: Counter = Counter::new();
 static WAITED: Counter = Counter::new();
-
-pub struct BrlockArgs<'call> {
-    lock: RwArgs<'call>,
-    timeout_ms: i64,
-}
 
 impl Command for GoblinBrlock {
     const SPEC: &'static Spec = &Spec {
@@ -38,45 +32,23 @@ impl Command for GoblinBrlock {
         complexity: c"O(log(N)) with N the readers to acquire or wait; each look at the line is O(W) with W the waiters let in.",
         since: c"0.4.0",
         keys: Keys::One(KeyAccess::ReadUpdate),
-        args: &[
-            ArgDoc::key(c"key"),
-            ArgDoc::string(c"token"),
-            ArgDoc::integer(c"milliseconds"),
-            ArgDoc::double(c"timeout"),
-            FENCE_DOC,
-        ],
+        args: BLOCKING_ACQUIRE_ARGS,
         stats: &STATS,
         info_name: "brlock",
         outcomes: &[("acquired", &ACQUIRED), ("waited", &WAITED)],
         stand_in: false,
     };
 
-    type Args<'call> = BrlockArgs<'call>;
+    type Args<'call> = BlockingArgs<'call>;
 
-    fn parse<'call>(args: Args<'_, 'call>) -> Result<BrlockArgs<'call>, CommandError> {
-        let (lock, timeout_ms) = parse(args, true)?;
-        Ok(BrlockArgs { lock, timeout_ms })
+    fn parse<'call>(args: Args<'_, 'call>) -> Result<BlockingArgs<'call>, CommandError> {
+        parse_blocking(args)
     }
 
-    fn run<'call>(ctx: &'call Ctx, args: BrlockArgs<'call>) -> Result<Reply<'call>, CommandError> {
-        waiting::timeout_fits(ctx, args.timeout_ms)?;
-        // A newcomer comes after the callers already waiting in line.
-        waiting::serve_first(ctx, args.lock.key);
-        let (someone_waits, _) = waiting::ahead(ctx, args.lock.key);
-        let mut key = ctx.open_key(args.lock.key);
-        let (granted, holders) = take_now(ctx, &mut key, &args.lock, Mode::Read, someone_waits)?;
-        if let Some(reply) = granted {
-            ACQUIRED.add(1);
-            return Ok(reply);
-        }
-        drop(key);
-        if ctx.placement().no_blocking {
-            return Ok(Reply::Null);
-        }
-        let reply = wait(ctx, &args.lock, Mode::Read, holders, args.timeout_ms);
-        if reply == Reply::Blocked {
-            WAITED.add(1);
-        }
-        Ok(reply)
+    fn run<'call>(
+        ctx: &'call Ctx,
+        args: BlockingArgs<'call>,
+    ) -> Result<Reply<'call>, CommandError> {
+        acquire_or_wait(ctx, &args, Mode::Read, &ACQUIRED, &WAITED)
     }
 }

@@ -22,9 +22,10 @@ use goblin_core::zwindow::SortedWindow;
 
 use super::{fence_option, granted, lease_ms};
 use crate::effects::{self, Deletion};
-use crate::error::CommandError;
+use crate::error::{self, CommandError};
 use crate::fencing::{self, Fence, Holder};
 use crate::server::command::ArgDoc;
+use crate::server::stats::Counter;
 use crate::server::{Arg, Args, Ctx, Key, KeyKind, Reply};
 use crate::waiting;
 
@@ -284,10 +285,101 @@ pub(crate) fn reader_taken_back(ctx: &Ctx, key: &mut Key<'_>, name: Arg<'_>, tok
     released
 }
 
+/// The arguments of the acquires that do not wait (GOBLIN.RLOCK, GOBLIN.WLOCK).
+pub(crate) const ACQUIRE_ARGS: &[ArgDoc] = &[
+    ArgDoc::key(c"key"),
+    ArgDoc::string(c"token"),
+    ArgDoc::integer(c"milliseconds"),
+    FENCE_DOC,
+];
+
+/// The arguments of the acquires that wait (GOBLIN.BRLOCK, GOBLIN.BWLOCK): `timeout` before
+/// `FENCE`.
+pub(crate) const BLOCKING_ACQUIRE_ARGS: &[ArgDoc] = &[
+    ArgDoc::key(c"key"),
+    ArgDoc::string(c"token"),
+    ArgDoc::integer(c"milliseconds"),
+    ArgDoc::double(c"timeout"),
+    FENCE_DOC,
+];
+
+/// A blocking acquire's arguments: the lock's, and its timeout.
+pub struct BlockingArgs<'call> {
+    pub lock: RwArgs<'call>,
+    pub timeout_ms: i64,
+}
+
+/// `key token milliseconds timeout [FENCE]`.
+pub(crate) fn parse_blocking<'call>(
+    args: Args<'_, 'call>,
+) -> Result<BlockingArgs<'call>, CommandError> {
+    let (lock, timeout_ms) = parse(args, true)?;
+    Ok(BlockingArgs { lock, timeout_ms })
+}
+
+/// GOBLIN.RLOCK's and GOBLIN.WLOCK's call, asking for `mode`: never before a caller waiting in
+/// line; the grant's reply (counted as `acquired`), or nil (`refused`).
+pub(crate) fn acquire_now(
+    ctx: &Ctx,
+    args: &RwArgs<'_>,
+    mode: Mode,
+    acquired: &Counter,
+    refused: &Counter,
+) -> Result<Reply<'static>, CommandError> {
+    waiting::serve_first(ctx, args.key);
+    let (someone_waits, _) = waiting::ahead(ctx, args.key);
+    let mut key = ctx.open_key(args.key);
+    match take_now(ctx, &mut key, args, mode, someone_waits)?.0 {
+        Some(reply) => {
+            acquired.add(1);
+            Ok(reply)
+        }
+        None => {
+            refused.add(1);
+            Ok(Reply::Null)
+        }
+    }
+}
+
+/// GOBLIN.BRLOCK's and GOBLIN.BWLOCK's call, asking for `mode`: granted at once as the acquire
+/// that does not wait would grant it (counted as `acquired`), or nil where the caller cannot
+/// block, or a place in line (`waited`). A reader asking to write while another reader waits
+/// to be promoted is refused (`-DEADLOCK`): each would wait for the other for ever.
+pub(crate) fn acquire_or_wait(
+    ctx: &Ctx,
+    args: &BlockingArgs<'_>,
+    mode: Mode,
+    acquired: &Counter,
+    waited: &Counter,
+) -> Result<Reply<'static>, CommandError> {
+    waiting::timeout_fits(ctx, args.timeout_ms)?;
+    // A newcomer comes after the callers already waiting in line.
+    waiting::serve_first(ctx, args.lock.key);
+    let (someone_waits, promotions) = waiting::ahead(ctx, args.lock.key);
+    let mut key = ctx.open_key(args.lock.key);
+    let (granted, holders) = take_now(ctx, &mut key, &args.lock, mode, someone_waits)?;
+    if let Some(reply) = granted {
+        acquired.add(1);
+        return Ok(reply);
+    }
+    if ctx.placement().no_blocking {
+        return Ok(Reply::Null);
+    }
+    if mode == Mode::Write && would_deadlock(ctx, &key, args.lock.token, holders, &promotions) {
+        return Err(error::rwlock::DEADLOCK);
+    }
+    drop(key);
+    let reply = wait(ctx, &args.lock, mode, holders, args.timeout_ms);
+    if reply == Reply::Blocked {
+        waited.add(1);
+    }
+    Ok(reply)
+}
+
 /// Whether a blocking write on `key` (held as `holders` for the caller) would wait for ever:
 /// the caller reads beside others, and another reader whose lease runs waits to be promoted
 /// (`promotions`: the tokens waiting so, `rwlock::ahead`).
-pub(crate) fn would_deadlock(
+fn would_deadlock(
     ctx: &Ctx,
     key: &Key<'_>,
     token: Arg<'_>,
@@ -304,7 +396,7 @@ pub(crate) fn would_deadlock(
 /// What a blocking acquire does when the key does not let it in now (its key closed): answers
 /// at once where it cannot block (nil), or waits in line; a writer that reads now waits to be
 /// promoted.
-pub(crate) fn wait(
+fn wait(
     ctx: &Ctx,
     args: &RwArgs<'_>,
     mode: Mode,

@@ -10,12 +10,11 @@
 
 use goblin_core::rwlock::Mode;
 
-use super::{parse, take_now, RwArgs, FENCE_DOC};
+use super::{acquire_now, parse, RwArgs, ACQUIRE_ARGS};
 use crate::error::CommandError;
-use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
+use crate::server::command::{Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Args, Ctx, Reply};
-use crate::waiting;
 
 pub struct GoblinRlock;
 
@@ -32,12 +31,7 @@ impl Command for GoblinRlock {
         complexity: c"O(log(N)) with N the readers, and O(M) more for M lapsed leases removed.",
         since: c"0.4.0",
         keys: Keys::One(KeyAccess::ReadUpdate),
-        args: &[
-            ArgDoc::key(c"key"),
-            ArgDoc::string(c"token"),
-            ArgDoc::integer(c"milliseconds"),
-            FENCE_DOC,
-        ],
+        args: ACQUIRE_ARGS,
         stats: &STATS,
         info_name: "rlock",
         outcomes: &[("acquired", &ACQUIRED), ("refused", &REFUSED)],
@@ -51,19 +45,6 @@ impl Command for GoblinRlock {
     }
 
     fn run<'call>(ctx: &'call Ctx, args: RwArgs<'call>) -> Result<Reply<'call>, CommandError> {
-        // Never before a caller waiting in line.
-        waiting::serve_first(ctx, args.key);
-        let (someone_waits, _) = waiting::ahead(ctx, args.key);
-        let mut key = ctx.open_key(args.key);
-        match take_now(ctx, &mut key, &args, Mode::Read, someone_waits)?.0 {
-            Some(reply) => {
-                ACQUIRED.add(1);
-                Ok(reply)
-            }
-            None => {
-                REFUSED.add(1);
-                Ok(Reply::Null)
-            }
-        }
+        acquire_now(ctx, &args, Mode::Read, &ACQUIRED, &REFUSED)
     }
 }
