@@ -373,7 +373,15 @@ on_every_server! {
         let mut rng = Rng::new(0x000a_110e);
         let (mut allowed, mut refused) = (0, 0);
         let mut pace = Pace::new();
-        for n in 0..600 {
+        // Redis 7.0 reads its clock at each command: there a step is compared only where the
+        // script and the module met the same millisecond (the whole step within one), and after
+        // any other the module's keys are made the script's. Steps go on until 600 are compared.
+        let snapshot = flavor.has_command_time_snapshot();
+        let mut realigned = 0;
+        for n in 0..2400 {
+            if allowed + refused == 600 {
+                break;
+            }
             let by = *rng.pick(&[1i64, 1, 2]);
             let unit = pace.unit();
             let windows = [(3 * unit, 2 + rng.below(3)), (15 * unit / 2, 4 + rng.below(4))];
@@ -389,9 +397,20 @@ on_every_server! {
                 commands.push(vec!["GET".into(), key.into()]);
             }
             commands.push(vec!["EXEC".into()]);
+            commands.push(vec!["TIME".into()]);
             let replies = c.pipeline(&commands);
             pace.called(time_ms(&replies[0]));
-            let exec = replies.last().expect("EXEC").array().to_vec();
+            let exec = replies[replies.len() - 2].array().to_vec();
+            if !snapshot && time_ms(&replies[0]) != time_ms(&replies[replies.len() - 1]) {
+                for name in ["a", "b"] {
+                    let (from, to) = (format!("{{i}}:{name}"), format!("{{g}}:{name}"));
+                    if c.call(&["COPY", &from, &to, "REPLACE"]) == Reply::Int(0) {
+                        c.call(&["DEL", &to]);
+                    }
+                }
+                realigned += 1;
+                continue;
+            }
             let (idiom, goblin) = (exec[0].array(), exec[1].array());
             assert_eq!(goblin[0], idiom[0], "step {n}: refused or not");
             for (i, pair) in goblin[2..].iter().enumerate() {
@@ -404,6 +423,7 @@ on_every_server! {
                 pace.pause(rng.below(7 * unit / 2));
             }
         }
+        assert_eq!(allowed + refused, 600, "compared, with {realigned} steps realigned");
         assert!(allowed > 100 && refused > 100, "{allowed} allowed, {refused} refused");
     }
 
