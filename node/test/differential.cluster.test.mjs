@@ -27,7 +27,11 @@ describe('the stores against the originals on a cluster', () => {
           const seed = differential.seedOf(Number(process.env.GOBLIN_DIFF_SEED ?? 40), 'cluster', library.name)
           const own = library.kind === 'ioredis' ? cluster : ioredis
           const nest = library.name.startsWith('ioredis 5') ? cluster : ioredis
-          const run = { client: cluster, kind: library.kind, cluster: true, ioredis: own, nest, observer: ioredis, seed, prefix, sequences: 3, steps: 16 }
+          // node-redis 4's cluster client now and then sends RateLimiterRedis's script to a node
+          // that does not own its key (MOVED), and the original loses that count (to its
+          // insurance limiter, if it has one): there the originals run on ioredis's cluster client.
+          const original = library.name.startsWith('node-redis 4') ? { client: ioredis, useRedisPackage: false } : undefined
+          const run = { client: cluster, kind: library.kind, cluster: true, ioredis: own, nest, observer: ioredis, seed, prefix, sequences: 3, steps: 16, original }
           const tallies = await Promise.all([
             differential.rateLimiterFlexible(run),
             differential.rateLimiterUnion(run),

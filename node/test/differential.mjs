@@ -392,12 +392,16 @@ async function forget(limiter, key) {
   await Promise.all([limiter.delete(key), limiter.insuranceLimiter?.delete(key)].map((deleting) => Promise.resolve(deleting).catch(() => false)))
 }
 
-/** A pair of limiters with the same options on `client` (each its own keyPrefix, and its own insurance limiter). */
-function limiterPair(client, useRedisPackage, options, prefix) {
+/**
+ * A pair of limiters with the same options (each its own keyPrefix, and its own insurance
+ * limiter): the original on `original` (a client and whether it is node-redis), goblin-redis's
+ * on `client`.
+ */
+function limiterPair(client, original, options, prefix) {
   const own = () =>
     options.insuranceLimiter === undefined ? {} : { insuranceLimiter: new RateLimiterMemory({ points: options.points, duration: options.duration }) }
   return [
-    new RateLimiterRedis({ storeClient: client, useRedisPackage, keyPrefix: `${prefix}:a`, ...options, ...own() }),
+    new RateLimiterRedis({ storeClient: original.client, useRedisPackage: original.useRedisPackage, keyPrefix: `${prefix}:a`, ...options, ...own() }),
     new RateLimiterGoblin({ storeClient: client, keyPrefix: `${prefix}:b`, ...options, ...own() }),
   ]
 }
@@ -491,14 +495,14 @@ function limiterStep(r, keys, ends) {
  * RateLimiterRedis against RateLimiterGoblin: `sequences` limiters of drawn options, each pair
  * driven through `steps` calls on two keys, all at once.
  */
-export async function rateLimiterFlexible({ client, kind, seed, prefix, sequences = 8, steps = 28 }) {
+export async function rateLimiterFlexible({ client, kind, seed, prefix, sequences = 8, steps = 28, original }) {
   const tally = new Tally('rate-limiter-flexible')
-  const useRedisPackage = kind === 'node-redis'
+  original ??= { client, useRedisPackage: kind === 'node-redis' }
   await Promise.all(
     Array.from({ length: sequences }, async (_, n) => {
       const r = random(seedOf(seed, 'rlf', String(n)))
       const options = limiterOptions(r)
-      const pair = limiterPair(client, useRedisPackage, options, `${prefix}:rlf${n}`)
+      const pair = limiterPair(client, original, options, `${prefix}:rlf${n}`)
       /** Keys whose count went past 2^53. */
       pair.past53 = new Set()
       const keys = ['k1', 'k2']
@@ -516,16 +520,16 @@ export async function rateLimiterFlexible({ client, kind, seed, prefix, sequence
  * consume that a limiter would have admitted, which RateLimiterUnion counts there and
  * RateLimiterGoblinUnion does not (all or nothing, documented); that key is left from then on.
  */
-export async function rateLimiterUnion({ client, kind, seed, prefix, sequences = 6, steps = 16 }) {
+export async function rateLimiterUnion({ client, kind, seed, prefix, sequences = 6, steps = 16, original }) {
   const tally = new Tally('RateLimiterGoblinUnion')
-  const useRedisPackage = kind === 'node-redis'
+  original ??= { client, useRedisPackage: kind === 'node-redis' }
   await Promise.all(
     Array.from({ length: sequences }, async (_, n) => {
       const r = random(seedOf(seed, 'union', String(n)))
       const first = limiterOptions(r)
       const second = limiterOptions(r)
-      const [a1, b1] = limiterPair(client, useRedisPackage, first, `${prefix}:u${n}:x`)
-      const [a2, b2] = limiterPair(client, useRedisPackage, second, `${prefix}:u${n}:y`)
+      const [a1, b1] = limiterPair(client, original, first, `${prefix}:u${n}:x`)
+      const [a2, b2] = limiterPair(client, original, second, `${prefix}:u${n}:y`)
       const unions = [new RateLimiterUnion(a1, a2), new RateLimiterGoblinUnion(b1, b2)]
       const prefixes = [a1.keyPrefix, a2.keyPrefix, b1.keyPrefix, b2.keyPrefix]
       const keys = ['{k1}', '{k2}']
