@@ -24,6 +24,23 @@ async function redirections(raws) {
   return total
 }
 
+/**
+ * `count` fresh keys, each with a hash tag, as many on each node as the count allows: the tag
+ * alone decides the slot, whatever prefix a lock puts before the key. Chosen by the server's own
+ * CLUSTER KEYSLOT and CLUSTER SLOTS, so that every node's line is exercised on every run.
+ */
+async function keysOnEveryNode(raw, tag, count) {
+  const shards = await raw.call('CLUSTER', 'SLOTS')
+  const byNode = shards.map(() => [])
+  for (let n = 0; byNode.some((keys) => keys.length < count / shards.length); n++) {
+    const key = `{${tag}${n}}:${freshKey(tag)}`
+    const slot = await raw.call('CLUSTER', 'KEYSLOT', key)
+    const node = shards.findIndex(([low, high]) => slot >= low && slot <= high)
+    if (byNode[node].length < count / shards.length) byNode[node].push(key)
+  }
+  return byNode.flat()
+}
+
 /** Which node holds `key` (the ports of `raws` in order). */
 async function holders(raws, key) {
   const found = []
@@ -51,7 +68,7 @@ for (const library of libraries()) {
 
     it('locks on keys in every slot range each hand off on their own node, with no redirection', async () => {
       const before = await redirections(raws)
-      const keys = Array.from({ length: 12 }, (_, i) => freshKey(`ck${i}`))
+      const keys = await keysOnEveryNode(raws[0], 'ck', 12)
       await Promise.all(
         keys.map(async (key, i) => {
           const Lock = i % 2 === 0 ? Mutex : Semaphore
@@ -67,8 +84,8 @@ for (const library of libraries()) {
         }),
       )
       const owners = new Set()
-      for (const key of keys) {
-        const slot = await raws[0].call('CLUSTER', 'KEYSLOT', `mutex:${key}`)
+      for (const [i, key] of keys.entries()) {
+        const slot = await raws[0].call('CLUSTER', 'KEYSLOT', `${i % 2 === 0 ? 'mutex' : 'semaphore'}:${key}`)
         const shards = await raws[0].call('CLUSTER', 'SLOTS')
         owners.add(shards.findIndex(([low, high]) => slot >= low && slot <= high))
       }
@@ -78,7 +95,7 @@ for (const library of libraries()) {
 
     it('readers-writer locks on keys in every slot range hand off on their own node, with no redirection', async () => {
       const before = await redirections(raws)
-      const keys = Array.from({ length: 12 }, (_, i) => freshKey(`rw${i}`))
+      const keys = await keysOnEveryNode(raws[0], 'rw', 12)
       await Promise.all(
         keys.map(async (key) => {
           const reader = new ReadWriteLock(cluster, key, { lockTimeout: 5000 })
