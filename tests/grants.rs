@@ -117,8 +117,9 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
-        // The waiter's member is back inside the window when room comes (a ZADD of someone's):
-        // a renewal, which keeps the token its earlier grant had.
+        // The waiter's member is back inside the window when room comes (a ZADD of someone's,
+        // scored a second ago): a renewal, which keeps the token its earlier grant had and
+        // moves the score to its own now on both sides.
         name: "a fenced lease its member holds again",
         setup: &[
             &["GOBLIN.ZWINDOW", "{}", "*", "60", "3", "m", "FENCE"],
@@ -128,17 +129,23 @@ const CASES: &[Case] = &[
             &["GOBLIN.BZWINDOW", "{}", "60", "3", "c", "0"],
         ],
         waiter: &["GOBLIN.BZWINDOW", "{}", "60", "3", "m", "0", "FENCE"],
-        free: &[&["ZADD", "{}", "{now}", "m"], &["ZREM", "{}", "b", "c"]],
+        free: &[
+            &["ZADD", "{}", "{a second ago}", "m"],
+            &["ZREM", "{}", "b", "c"],
+        ],
         command: &["GOBLIN.ZWINDOW", "{}", "*", "60", "3", "m", "FENCE"],
     },
 ];
 
-/// `args` on `key`, `{now}` the server's time in seconds (as a score).
-fn on(key: &str, args: &[&str], now: &str) -> Vec<String> {
+/// `args` on `key`, `{a second ago}` the server's time a second before the transaction, in
+/// seconds (as a score). Never the grant's own time: a score of the very millisecond a grant
+/// is made would make its ZADD a no-op, with no event, on one side and not the other (Redis 7.0
+/// reads its clock at each command, and the line is served after the transaction).
+fn on(key: &str, args: &[&str], a_second_ago: &str) -> Vec<String> {
     args.iter()
         .map(|arg| match *arg {
             "{}" => key.to_string(),
-            "{now}" => now.to_string(),
+            "{a second ago}" => a_second_ago.to_string(),
             _ => arg.to_string(),
         })
         .collect()
@@ -230,12 +237,12 @@ on_every_server! {
             let before_line = keys_of(&mut c, "line");
             let before_cmnd = keys_of(&mut c, "cmnd");
             let aof_before = appended(&dir.0).len();
-            let now = format!("{:.3}", server_ms(&mut c) as f64 / 1000.0);
+            let a_second_ago = format!("{:.3}", (server_ms(&mut c) - 1000) as f64 / 1000.0);
             let mut commands = vec![vec!["TIME".to_string()], vec!["MULTI".to_string()]];
             for key in [LINE, CMND] {
-                commands.extend(case.free.iter().map(|free| on(key, free, &now)));
+                commands.extend(case.free.iter().map(|free| on(key, free, &a_second_ago)));
             }
-            commands.push(on(CMND, case.command, &now));
+            commands.push(on(CMND, case.command, &a_second_ago));
             commands.push(vec!["EXEC".to_string()]);
             let mut exec = Vec::new();
             let mut waiter_reply = Reply::Nil;
