@@ -107,15 +107,17 @@ impl Same {
     /// its clock at each command (Redis 7.0): the module's key, armed by a call after the
     /// script's, may expire up to that step's length later, and a call in between finds the
     /// script's key gone and the module's still there, as any two calls that far apart would.
+    /// Keys that expire in the same millisecond can be met apart too: Redis 7.0 looks a key up
+    /// inside a script at the script's start, and inside MULTI at EXEC's, which came before it.
     fn straddled(&self, key: &str, step: &Step) -> bool {
         !self.snapshot
             && self
                 .armed
                 .get(key)
                 .is_some_and(|((idiom_at, goblin_at), _)| {
-                    idiom_at < goblin_at
+                    idiom_at <= goblin_at
                         && *idiom_at <= step.after_ms
-                        && *goblin_at > step.before_ms
+                        && *goblin_at >= step.before_ms
                 })
     }
 
@@ -146,7 +148,12 @@ impl Same {
     fn check(&mut self, key: &str, step: &Step, n: usize) {
         let r = &step.replies;
         let (idiom, goblin) = (r[0].array(), r[1].array());
-        assert_eq!(goblin[0], idiom[0], "step {n}: the count");
+        let armed = self.armed.get(key);
+        assert_eq!(
+            goblin[0], idiom[0],
+            "step {n}: the count (expiries, slack: {armed:?}; step {} to {})",
+            step.before_ms, step.after_ms
+        );
         assert_eq!(r[2], r[3], "step {n}: the values");
         let (idiom_at, goblin_at) = (r[4].int(), r[5].int());
         let (idiom_ttl, goblin_ttl) = (idiom[1].int(), goblin[1].int());
@@ -375,11 +382,13 @@ on_every_server! {
         let mut pace = Pace::new();
         // Redis 7.0 reads its clock at each command: there a step is compared only where the
         // script and the module met the same millisecond (the whole step within one), and after
-        // any other the module's keys are made the script's. Steps go on until 600 are compared.
+        // any other the module's keys are made the script's. Steps go on until 600 are compared,
+        // more than 100 of them allowed and more than 100 refused: which steps fall within one
+        // millisecond depends on the machine's load, and so does the mix among them.
         let snapshot = flavor.has_command_time_snapshot();
         let mut realigned = 0;
-        for n in 0..2400 {
-            if allowed + refused == 600 {
+        for n in 0..4800 {
+            if allowed + refused >= 600 && allowed > 100 && refused > 100 {
                 break;
             }
             let by = *rng.pick(&[1i64, 1, 2]);
@@ -423,7 +432,7 @@ on_every_server! {
                 pace.pause(rng.below(7 * unit / 2));
             }
         }
-        assert_eq!(allowed + refused, 600, "compared, with {realigned} steps realigned");
+        assert!(allowed + refused >= 600, "{} compared, with {realigned} steps realigned", allowed + refused);
         assert!(allowed > 100 && refused > 100, "{allowed} allowed, {refused} refused");
     }
 

@@ -53,7 +53,7 @@ pub mod fenced;
 pub mod memory;
 
 mod replica;
-pub use replica::{dataset, replication_errors, snapshot, KeyState};
+pub use replica::{caught_up, dataset, replication_errors, snapshot, KeyState};
 
 /// The repository's root (this crate lives in `testkit/`).
 pub fn repo_root() -> &'static Path {

@@ -182,14 +182,12 @@ pub fn replication_errors(log: &str) -> Vec<String> {
         .collect()
 }
 
-/// The whole check of a primary against its replica, once the test is over; `Err` says what
-/// differs.
-pub(crate) fn check(primary: &Server, replica: &Server) -> Result<(), String> {
-    let mut p = Conn::connect(primary.port).map_err(|e| format!("connect to the primary: {e}"))?;
-    let mut r = Conn::connect(replica.port).map_err(|e| format!("connect to the replica: {e}"))?;
-    // The test is over: no eviction may delete keys while the two sides are read.
-    p.call(&["CONFIG", "SET", "maxmemory", "0"]);
-
+/// Waits until the replica on `r` has applied everything the primary on `p` has written: WAIT
+/// (after a `PUBLISH`, so that it waits for everything written so far), then the replica's own
+/// `slave_repl_offset` meets the primary's `master_repl_offset`. WAIT alone is not enough: it
+/// counts any replica that acknowledged, and a replica of another test's, whose primary's port
+/// this primary took over, can be the one. `Err` says which step did not happen.
+pub fn caught_up(p: &mut Conn, r: &mut Conn) -> Result<(), String> {
     // WAIT counts the replicas that acknowledged this client's last write: a PUBLISH (it goes
     // to the replication stream and touches no key) makes that everything written so far.
     p.call(&["PUBLISH", "__goblin_testkit_sync__", "wait"]);
@@ -201,8 +199,8 @@ pub(crate) fn check(primary: &Server, replica: &Server) -> Result<(), String> {
     // must meet, not merely have met once.
     let mut offsets = (String::new(), String::new());
     let synced = wait_until(Duration::from_secs(10), || {
-        let on_primary = info_field(&mut p, "replication", "master_repl_offset");
-        let on_replica = info_field(&mut r, "replication", "slave_repl_offset");
+        let on_primary = info_field(p, "replication", "master_repl_offset");
+        let on_replica = info_field(r, "replication", "slave_repl_offset");
         offsets = (on_primary, on_replica);
         offsets.0 == offsets.1
     });
@@ -212,6 +210,18 @@ pub(crate) fn check(primary: &Server, replica: &Server) -> Result<(), String> {
             offsets.1, offsets.0
         ));
     }
+    Ok(())
+}
+
+/// The whole check of a primary against its replica, once the test is over; `Err` says what
+/// differs.
+pub(crate) fn check(primary: &Server, replica: &Server) -> Result<(), String> {
+    let mut p = Conn::connect(primary.port).map_err(|e| format!("connect to the primary: {e}"))?;
+    let mut r = Conn::connect(replica.port).map_err(|e| format!("connect to the replica: {e}"))?;
+    // The test is over: no eviction may delete keys while the two sides are read.
+    p.call(&["CONFIG", "SET", "maxmemory", "0"]);
+
+    caught_up(&mut p, &mut r)?;
 
     let before = crate::time_ms(&p.call(&["TIME"]));
     let on_primary = dataset(&mut p);

@@ -295,7 +295,7 @@ impl PersistedPair {
     }
 
     /// The keys matching `pattern` with their type, value and TTL, once the replica has
-    /// caught up: the replica (without the module) must hold the same, and never have met a
+    /// caught up (`caught_up`): the replica (without the module) must hold the same, and never have met a
     /// command it does not know; then the primary is killed and a server without the module,
     /// restarted from its AOF, must hold them too. Returns them, and the AOF's text.
     pub fn check(self, pattern: &str) -> (Vec<KeyAndState>, String) {
@@ -310,7 +310,9 @@ impl PersistedPair {
                 .collect::<Vec<_>>()
         };
         let mut p = self.primary.conn();
-        assert_eq!(p.call(&["WAIT", "1", "10000"]), Reply::Int(1));
+        if let Err(missing) = caught_up(&mut p, &mut self.replica.conn()) {
+            panic!("{missing}");
+        }
         let on_primary = keys(&mut p);
         assert_eq!(keys(&mut self.replica.conn()), on_primary, "the replica");
         assert!(!self.replica.log().contains("Unknown command"));
