@@ -59,21 +59,6 @@ pub mod rwlock {
     );
 }
 
-/// What a waiter whose grant's lease end no longer fits 64-bit milliseconds when its turn comes
-/// is answered: its own command's `invalid expire time` (`goblin_core::grant`).
-pub mod waiting {
-    use super::CommandError::{self, Message};
-
-    pub const BLOCK_INVALID_EXPIRE: CommandError =
-        Message("ERR invalid expire time in 'goblin.block' command");
-    pub const BZWINDOW_INVALID_EXPIRE: CommandError =
-        Message("ERR invalid expire time in 'goblin.bzwindow' command");
-    pub const BRLOCK_INVALID_EXPIRE: CommandError =
-        Message("ERR invalid expire time in 'goblin.brlock' command");
-    pub const BWLOCK_INVALID_EXPIRE: CommandError =
-        Message("ERR invalid expire time in 'goblin.bwlock' command");
-}
-
 /// GOBLIN.ZWINDOW's own errors.
 pub mod zwindow {
     use super::CommandError::{self, Message};

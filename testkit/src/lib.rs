@@ -551,6 +551,27 @@ impl Server {
         self.wait_for_exit();
     }
 
+    /// Stops the server's process (SIGSTOP) until `resume`: whatever clients send meanwhile
+    /// waits in its sockets, and it reads it all in one turn of its event loop when it goes on,
+    /// in the order it arrived.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a server stopped by `pause` go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        if let Some(child) = self.child.as_ref() {
+            let status = Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status();
+            assert!(status.is_ok_and(|status| status.success()), "kill {signal}");
+        }
+    }
+
     /// SIGTERM, as `docker stop` and a service manager stop a server, waiting for it to exit.
     pub fn terminate(&mut self) {
         self.refuse_to_stop_in_replica_mode("terminates");
