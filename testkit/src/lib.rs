@@ -52,6 +52,8 @@ pub use resp::{Conn, Reply};
 pub mod fenced;
 pub mod memory;
 
+mod capability;
+pub use capability::{assert_lacks, Capability};
 mod replica;
 pub use replica::{caught_up, dataset, replication_errors, snapshot, KeyState};
 
