@@ -202,6 +202,10 @@ export async function relay(target) {
     const upstream = net.connect(target.port, target.host)
     const link = { sent: '', held: [], closed: false, holding: false, deliver: (chunks) => chunks.forEach((chunk) => socket.write(chunk)) }
     links.push(link)
+    // The server knows this link by the relay's end of it: CLIENT LIST's addr=127.0.0.1:<upstreamPort>.
+    upstream.on('connect', () => {
+      link.upstreamPort = upstream.localPort
+    })
     const changed = () => events.emit('change')
     socket.on('data', (chunk) => {
       link.sent += chunk.toString('latin1')
