@@ -208,23 +208,33 @@ const RSEM_SHUTDOWN_PASSES: u64 = 3 + 3 * 2;
 /// How many times in a row the `[Node shutdown]` tests run on each server.
 const RSEM_SHUTDOWN_RUNS: usize = 5;
 
-/// The servers node/test/suites/redis-semaphore-shell.cjs started, by the pids it wrote down:
+/// The servers node/test/suites/redis-semaphore-shell.cjs runs, by the pids it lists as running:
 /// each stopped when the run ends, pass or fail (the shell stops its own at exit; this is for a
-/// run killed before it could).
-struct StartedBy(PathBuf);
+/// run killed before it could), and only while that pid is still a process of `binary`.
+struct StartedBy {
+    pids: PathBuf,
+    binary: PathBuf,
+}
 
 impl Drop for StartedBy {
     fn drop(&mut self) {
-        let pids = std::fs::read_to_string(&self.0).unwrap_or_default();
-        for pid in pids.lines().filter(|line| !line.trim().is_empty()) {
-            let _ = Command::new("kill").args(["-KILL", pid.trim()]).status();
+        let binary = self.binary.to_string_lossy().into_owned();
+        let pids = std::fs::read_to_string(&self.pids).unwrap_or_default();
+        for pid in pids.lines().map(str::trim).filter(|pid| !pid.is_empty()) {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).starts_with(&binary) {
+                let _ = Command::new("kill")
+                    .args(["-KILL", pid])
+                    .stderr(std::process::Stdio::null())
+                    .status();
+            }
         }
     }
 }
 
 /// redis-semaphore's `[Node shutdown]` tests, which stop and start its servers with docker
 /// compose: node/test/suites/redis-semaphore-shell.cjs stands in for its `test/shell.ts`, with
-/// servers of the flavor, the module loaded, that it starts itself on three free ports (SIGTERM
+/// three servers of the flavor, the module loaded, that it starts itself on free ports (SIGTERM
 /// to stop one, as `docker compose stop`; started again empty), `RSEM_SHUTDOWN_RUNS` times in a
 /// row on each server; every count is printed before any is asserted.
 #[test]
@@ -241,15 +251,16 @@ fn redis_semaphore_shutdown_suite() {
                 flavor.label()
             );
             let scratch = TempDir::new("rsem-shell");
-            let started = StartedBy(scratch.0.join("pids"));
-            let ports: Vec<String> = (0..3).map(|_| free_port().to_string()).collect();
+            let started = StartedBy {
+                pids: scratch.0.join("pids"),
+                binary: flavor.binary(),
+            };
             let env: Vec<(&str, String)> = vec![
                 ("GOBLIN_RSEM_DIR", node::text(&dir)),
-                ("GOBLIN_RSEM_SERVER", node::text(&flavor.binary())),
+                ("GOBLIN_RSEM_SERVER", node::text(&started.binary)),
                 ("GOBLIN_MODULE", node::text(&module_path())),
                 ("GOBLIN_RSEM_SCRATCH", node::text(&scratch.0)),
-                ("GOBLIN_RSEM_PIDS", node::text(&started.0)),
-                ("GOBLIN_RSEM_PORTS", ports.join(",")),
+                ("GOBLIN_RSEM_PIDS", node::text(&started.pids)),
             ];
             let mut args = vec!["--require", &register, "--require", &shell, "test/init.test.ts"];
             let files: Vec<String> = RSEM_FILES
