@@ -262,7 +262,13 @@ fn redis_semaphore_shutdown_suite() {
                 ("GOBLIN_RSEM_SCRATCH", node::text(&scratch.0)),
                 ("GOBLIN_RSEM_PIDS", node::text(&started.pids)),
             ];
-            let mut args = vec!["--require", &register, "--require", &shell, "test/init.test.ts"];
+            let mut args = vec![
+                "--require",
+                &register,
+                "--require",
+                &shell,
+                "test/init.test.ts",
+            ];
             let files: Vec<String> = RSEM_FILES
                 .iter()
                 .map(|(file, _)| format!("test/src/{file}.test.ts"))
