@@ -5,7 +5,7 @@
 //! Written to `bench/results/instructions.md`.
 //!
 //!     instructions --floor PATH [--module PATH] [--out FILE] [--servers a,b] [--rows a,b]
-//!                  [--no-check] [--no-count] [--no-throughput]
+//!                  [--no-check] [--no-count] [--no-throughput] [--profile DIR]
 //!
 //! Three steps, each can be left out:
 //!
@@ -18,7 +18,9 @@
 //!    every call allowed, which each reply is checked for) on a server under callgrind, for
 //!    Goblin, the floor and the native: the server's whole `call()`, inclusive, per call.
 //!    The counters are zeroed after the row's setup and dumped before the shutdown, so the
-//!    figure is the workload's calls alone (callgrind says how many `call()` ran).
+//!    figure is the workload's calls alone (callgrind says how many `call()` ran). With
+//!    `--profile DIR` each run's dump is kept there (`<server>-<row>-<side>.out`), for
+//!    `callgrind_annotate --inclusive=yes`: where a row's instructions go, function by function.
 //! 3. **throughput**: each row's command against its anchor, pipelined 16 deep, on 50
 //!    connections, interleaved, median of 3 rounds.
 
@@ -560,6 +562,8 @@ struct Config {
     throughput: bool,
     rounds: usize,
     duration: Duration,
+    /// Where each count's callgrind dump is kept, if anywhere.
+    profile: Option<PathBuf>,
 }
 
 impl Config {
@@ -606,6 +610,7 @@ impl Config {
             duration: Duration::from_millis(
                 value("--duration-ms").map_or(2000, |d| d.parse().expect("--duration-ms N")),
             ),
+            profile: value("--profile").map(PathBuf::from),
         }
     }
 
@@ -1015,6 +1020,7 @@ impl Callgrind {
         setup: &[Vec<String>],
         calls: &[Vec<String>],
         allowed: fn(&Reply) -> bool,
+        keep: Option<&Path>,
     ) -> f64 {
         let mut conn = Conn::connect(self.port).expect("connect");
         let run = |conn: &mut Conn, commands: &[Vec<String>], check: &dyn Fn(&Reply) -> bool| {
@@ -1032,6 +1038,10 @@ impl Callgrind {
         let _ = self.child.wait();
         let dump = PathBuf::from(format!("{}.1", self.out.display()));
         let (inclusive, count) = call_cost(&dump);
+        if let Some(keep) = keep {
+            std::fs::copy(&dump, keep)
+                .unwrap_or_else(|e| panic!("keep {} as {}: {e}", dump.display(), keep.display()));
+        }
         assert_eq!(
             count,
             calls.len() as u64,
@@ -1100,19 +1110,32 @@ fn workload(template: &str, prefix: &str, keys: usize, calls: usize) -> Vec<Vec<
         .collect()
 }
 
+/// Where `--profile` keeps the dump of one count: the server, the row, the side.
+fn profile_path(config: &Config, host: Host, row: &Row, side: &str) -> Option<PathBuf> {
+    let dir = config.profile.as_ref()?;
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let row: String = row
+        .name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    Some(dir.join(format!("{}-{row}-{side}.out", host.name())))
+}
+
 fn count_one(
     binary: &Path,
     module: &Path,
     row: &Row,
     template: &str,
     allowed: fn(&Reply) -> bool,
+    keep: Option<PathBuf>,
 ) -> f64 {
     let setup = row
         .setup
         .map(|s| workload(s, "", row.keys, row.keys))
         .unwrap_or_default();
     let calls = workload(template, "", row.keys, N);
-    Callgrind::start(binary, module).per_call(&setup, &calls, allowed)
+    Callgrind::start(binary, module).per_call(&setup, &calls, allowed, keep.as_deref())
 }
 
 fn count(config: &Config, rows: &[&Row]) -> BTreeMap<(usize, Host), Counted> {
@@ -1121,8 +1144,22 @@ fn count(config: &Config, rows: &[&Row]) -> BTreeMap<(usize, Host), Counted> {
     for (index, row) in rows.iter().enumerate() {
         for &host in row.hosts.iter().filter(|h| config.hosts.contains(h)) {
             let binary = host.binary();
-            let goblin = count_one(&binary, &config.module, row, row.goblin, row.allowed);
-            let floor = count_one(&binary, &config.floor, row, row.floor, row.allowed);
+            let goblin = count_one(
+                &binary,
+                &config.module,
+                row,
+                row.goblin,
+                row.allowed,
+                profile_path(config, host, row, "goblin"),
+            );
+            let floor = count_one(
+                &binary,
+                &config.floor,
+                row,
+                row.floor,
+                row.allowed,
+                profile_path(config, host, row, "floor"),
+            );
             eprintln!(
                 "  {:<24} {:<26} Goblin {goblin:>7.0}  floor {floor:>7.0}  {:.3}x",
                 host.label(),
@@ -1146,6 +1183,7 @@ fn count(config: &Config, rows: &[&Row]) -> BTreeMap<(usize, Host), Counted> {
                         row,
                         native.template,
                         native.allowed,
+                        profile_path(config, native.host, row, native.label),
                     );
                     eprintln!(
                         "  {:<24} {:<26} native {n:>7.0}",
