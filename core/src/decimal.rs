@@ -140,6 +140,17 @@ pub fn parse_integer(bytes: &[u8]) -> Option<i64> {
     }
 }
 
+/// The double a plain integer text is exactly, as every double parser of the servers reads it
+/// (`strtod`, `fast_float`, ZADD's): the texts `parse_integer` takes whose value a double holds
+/// exactly (at most 2^53 either way). `None` for any other text, which is the server's to read:
+/// `-0`, `1.5`, `1e3`, `inf`, a larger integer.
+pub fn exact_integer_double(bytes: &[u8]) -> Option<f64> {
+    const EXACT: u64 = 1 << f64::MANTISSA_DIGITS;
+    parse_integer(bytes)
+        .filter(|value| value.unsigned_abs() <= EXACT)
+        .map(|value| value as f64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +301,47 @@ mod tests {
         ];
         for text in refused {
             assert_eq!(parse_integer(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn plain_integers_are_the_doubles_every_parser_reads() {
+        let exact: &[&[u8]] = &[
+            b"0",
+            b"1",
+            b"-1",
+            b"60",
+            b"1000000",
+            b"1700000000123",
+            b"9007199254740992",
+            b"-9007199254740992",
+        ];
+        for text in exact {
+            let parsed: f64 = std::str::from_utf8(text).unwrap().parse().unwrap();
+            assert_eq!(
+                exact_integer_double(text).map(f64::to_bits),
+                Some(parsed.to_bits()),
+                "{text:?}"
+            );
+        }
+        // The server's to read: not plain, not exact, or a negative zero.
+        let left: &[&[u8]] = &[
+            b"",
+            b"-0",
+            b"00",
+            b"1.5",
+            b"1e3",
+            b" 1",
+            b"+1",
+            b"inf",
+            b"nan",
+            b"0x10",
+            b"9007199254740993",
+            b"-9007199254740993",
+            b"99999999999999999999",
+        ];
+        for text in left {
+            assert_eq!(exact_integer_double(text), None, "{text:?}");
         }
     }
 }
