@@ -183,7 +183,7 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
             ctx.notify_expired_at_once(name);
         }
     }
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// INCREX's write: `value` stored with its TTL changed as decided, and `event` (`incrby` or
@@ -209,7 +209,7 @@ pub fn stored_number(
                 Effect::Del
             };
             effect.replicate(ctx, name);
-            ctx.signal_modified(name);
+            key.signal_modified();
             // Redis 8.10's `del`, on Valkey too: the contract is Redis's INCREX (Valkey adds
             // only NX | XX), though Valkey's own SET and GETEX fire `expired` here.
             ctx.notify(EventClass::Generic, c"del", name);
@@ -228,7 +228,7 @@ pub fn stored_number(
     };
     let persisted = change == TtlChange::Persist && key.remove_ttl();
     effect.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
     ctx.notify(EventClass::String, event, name);
     if persisted {
         ctx.notify(EventClass::Generic, c"persist", name);
@@ -264,7 +264,7 @@ pub fn stored_with_expiry(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], at_ms: i64
     ctx.notify(EventClass::String, event, name);
     ctx.notify(EventClass::Generic, c"expire", name);
     Effect::SetPxat { value, at_ms }.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// A string key written whole, without a TTL (a token lock without a lease): `event` in the
@@ -276,7 +276,7 @@ pub fn stored(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], event: &CStr) {
     key.remove_ttl();
     ctx.notify(EventClass::String, event, name);
     Effect::Set { value }.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// A token lock taken for `token` (GOBLIN.LOCK, GOBLIN.BLOCK, a waiter's grant): `SET key
@@ -297,7 +297,7 @@ pub fn evict(ctx: &Ctx, key: &mut Key<'_>, cutoff: f64) -> Eviction {
 }
 
 /// What ZREMRANGEBYSCORE would have said and replicated after `eviction`.
-fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
+fn evicted(ctx: &Ctx, key: &mut Key<'_>, eviction: &Eviction) {
     if eviction.count == 0 {
         return;
     }
@@ -312,7 +312,7 @@ fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
         through: eviction.through,
     }
     .replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// Slots granted at `score` (GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, a waiter's grant) to `members`:
@@ -372,7 +372,7 @@ fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[&[u8]], score: f64, expiry:
             Effect::Del.replicate(ctx, name);
         }
     }
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// A readers-writer lock's writer over its readers' sorted set (a reader promoted, or a writer
@@ -406,7 +406,7 @@ pub fn reader_held(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64) {
     } else {
         readers_rearmed(ctx, key);
     }
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// A read lease given back (GOBLIN.RWUNLOCK, a waiter's grant taken back): its member removed
@@ -446,7 +446,7 @@ pub fn expires_at(ctx: &Ctx, key: &mut Key<'_>, at_ms: i64) {
     key.set_abs_expire(at_ms);
     ctx.notify(EventClass::Generic, c"expire", name);
     Effect::PexpireAt { at_ms }.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// How a key is deleted.
@@ -471,7 +471,7 @@ pub fn deleted(ctx: &Ctx, key: &mut Key<'_>, how: Deletion) {
     }
     ctx.notify(EventClass::Generic, c"del", name);
     Effect::Del.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// Removes `members` from a sorted set (a lease's member, or each permit of a holder of
@@ -495,7 +495,7 @@ pub fn release_members(ctx: &Ctx, key: &mut Key<'_>, members: &[Arg<'_>]) -> boo
     for members in removed.chunks(MAX_REPLICATED_ARGS) {
         Effect::Zrem { members }.replicate(ctx, name);
     }
-    ctx.signal_modified(name);
+    key.signal_modified();
     members
         .first()
         .is_some_and(|member| member.as_bytes() == first)

@@ -84,7 +84,6 @@ api_table! {
         // Effects.
         RedisModule_Replicate,
         RedisModule_NotifyKeyspaceEvent,
-        RedisModule_SignalModifiedKey,
         RedisModule_Milliseconds,
         // Waiting: blocked clients, timers, keyspace events (Redis 7.0+, Valkey).
         RedisModule_BlockClientOnKeys,

@@ -94,6 +94,11 @@ impl Ctx {
         self.wrote.get()
     }
 
+    /// Something was written in this call.
+    pub(super) fn mark_written(&self) {
+        self.wrote.set(true);
+    }
+
     pub(super) fn raw(&self) -> *mut raw::RedisModuleCtx {
         self.ptr.as_ptr()
     }
@@ -290,15 +295,6 @@ impl Ctx {
             self.notify(EventClass::Expired, c"expired", key);
         } else {
             self.notify(EventClass::Generic, c"del", key);
-        }
-    }
-
-    /// Tells WATCH and client-side caching that `key` changed (every write does).
-    pub fn signal_modified(&self, key: Arg<'_>) {
-        self.wrote.set(true);
-        // SAFETY: live context and key name.
-        unsafe {
-            api!(RedisModule_SignalModifiedKey)(self.raw(), key.raw());
         }
     }
 
