@@ -15,8 +15,10 @@
 //!    they leave (type, value, expiry) must be the same; the replica (replica mode) must end
 //!    identical. A floor that did less than Goblin would be a floor of nothing.
 //! 2. **count**: each row's workload (20,000 calls over 1,000 keys unless it says otherwise,
-//!    every call allowed, which each reply is checked for) on a server under callgrind, for
-//!    Goblin, the floor and the native: the server's whole `call()`, inclusive, per call.
+//!    every call allowed, which each reply is checked for) on one server under callgrind with
+//!    Goblin and the floor both loaded, for Goblin, then the floor, then the server's natives,
+//!    each from an empty keyspace on the same keys: the server's whole `call()`, inclusive, per
+//!    call.
 //!    The counters are zeroed after the row's setup and dumped before the shutdown, so the
 //!    figure is the workload's calls alone (callgrind says how many `call()` ran). With
 //!    `--profile DIR` each run's dump is kept there (`<server>-<row>-<side>.out`), for
@@ -962,7 +964,7 @@ struct Callgrind {
 }
 
 impl Callgrind {
-    fn start(binary: &Path, module: &Path) -> Callgrind {
+    fn start(binary: &Path, modules: &[&Path]) -> Callgrind {
         let dir = TempDir::new("callgrind");
         let out = dir.0.join("callgrind.out");
         for _ in 0..5 {
@@ -974,7 +976,11 @@ impl Callgrind {
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no"])
                 .args(["--dir", dir.0.to_str().expect("utf-8 dir")])
-                .args(["--loadmodule", module.to_str().expect("utf-8 path")])
+                .args(
+                    modules
+                        .iter()
+                        .flat_map(|module| ["--loadmodule", module.to_str().expect("utf-8 path")]),
+                )
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -1014,42 +1020,53 @@ impl Callgrind {
         assert!(status.success(), "callgrind_control {what} failed");
     }
 
-    /// Runs `calls` (after `setup`), and returns the server's `call()` per call of them.
-    fn per_call(
-        mut self,
-        setup: &[Vec<String>],
-        calls: &[Vec<String>],
-        allowed: fn(&Reply) -> bool,
-        keep: Option<&Path>,
-    ) -> f64 {
+    /// Runs each of `runs` in turn on this one server, each on an empty keyspace (FLUSHALL, then
+    /// its setup), and returns the server's `call()` per call of each run's calls.
+    fn per_call(mut self, runs: &[Run]) -> Vec<f64> {
         let mut conn = Conn::connect(self.port).expect("connect");
-        let run = |conn: &mut Conn, commands: &[Vec<String>], check: &dyn Fn(&Reply) -> bool| {
+        let exec = |conn: &mut Conn, commands: &[Vec<String>], check: &dyn Fn(&Reply) -> bool| {
             for chunk in commands.chunks(500) {
                 for (reply, command) in conn.pipeline(chunk).iter().zip(chunk) {
                     assert!(check(reply), "{}: {reply:?}", command.join(" "));
                 }
             }
         };
-        run(&mut conn, setup, &|r| !r.is_error());
-        self.control("-z");
-        run(&mut conn, calls, &allowed);
-        self.control("-d");
+        let mut figures = Vec::new();
+        for (dump, run) in runs.iter().enumerate() {
+            assert_eq!(conn.call(&["FLUSHALL", "SYNC"]), Reply::Status("OK".into()));
+            exec(&mut conn, &run.setup, &|r| !r.is_error());
+            self.control("-z");
+            exec(&mut conn, &run.calls, &run.allowed);
+            self.control("-d");
+            // callgrind numbers its dumps from 1.
+            let dump = PathBuf::from(format!("{}.{}", self.out.display(), dump + 1));
+            let (inclusive, count) = call_cost(&dump);
+            assert_eq!(
+                count,
+                run.calls.len() as u64,
+                "callgrind saw {count} calls of call(), the workload made {}",
+                run.calls.len()
+            );
+            if let Some(keep) = &run.keep {
+                std::fs::copy(&dump, keep).unwrap_or_else(|e| {
+                    panic!("keep {} as {}: {e}", dump.display(), keep.display())
+                });
+            }
+            figures.push(inclusive as f64 / count as f64);
+        }
         let _ = conn.send(&["SHUTDOWN", "NOSAVE"]);
         let _ = self.child.wait();
-        let dump = PathBuf::from(format!("{}.1", self.out.display()));
-        let (inclusive, count) = call_cost(&dump);
-        if let Some(keep) = keep {
-            std::fs::copy(&dump, keep)
-                .unwrap_or_else(|e| panic!("keep {} as {}: {e}", dump.display(), keep.display()));
-        }
-        assert_eq!(
-            count,
-            calls.len() as u64,
-            "callgrind saw {count} calls of call(), the workload made {}",
-            calls.len()
-        );
-        inclusive as f64 / count as f64
+        figures
     }
+}
+
+/// One counted workload: its setup (not counted), its calls, what each reply must be, and where
+/// `--profile` keeps its dump.
+struct Run {
+    setup: Vec<Vec<String>>,
+    calls: Vec<Vec<String>>,
+    allowed: fn(&Reply) -> bool,
+    keep: Option<PathBuf>,
 }
 
 /// `call()`'s inclusive instructions in a callgrind dump, and how many times it ran.
@@ -1117,49 +1134,62 @@ fn profile_path(config: &Config, host: Host, row: &Row, side: &str) -> Option<Pa
     let row: String = row
         .name
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
         .collect();
     Some(dir.join(format!("{}-{row}-{side}.out", host.name())))
 }
 
-fn count_one(
-    binary: &Path,
-    module: &Path,
-    row: &Row,
-    template: &str,
-    allowed: fn(&Reply) -> bool,
-    keep: Option<PathBuf>,
-) -> f64 {
-    let setup = row
-        .setup
-        .map(|s| workload(s, "", row.keys, row.keys))
-        .unwrap_or_default();
-    let calls = workload(template, "", row.keys, N);
-    Callgrind::start(binary, module).per_call(&setup, &calls, allowed, keep.as_deref())
+/// Row `row`'s workload of `template` (after the row's setup), as one run.
+fn run(row: &Row, template: &str, allowed: fn(&Reply) -> bool, keep: Option<PathBuf>) -> Run {
+    Run {
+        setup: row
+            .setup
+            .map(|s| workload(s, "", row.keys, row.keys))
+            .unwrap_or_default(),
+        calls: workload(template, "", row.keys, N),
+        allowed,
+        keep,
+    }
 }
 
+/// Each row on each of its servers: Goblin, the floor and the server's natives counted in one
+/// process, with both modules loaded, one after another on the same keys. So they meet the
+/// same hash seeds: the server's command table, which `RedisModule_Replicate` looks a name up
+/// in, and the keyspace are laid out alike for all of them (in separate processes a replicated
+/// command's lookup alone moves by up to about 170 instructions a call, bucket chains differing
+/// from seed to seed).
 fn count(config: &Config, rows: &[&Row]) -> BTreeMap<(usize, Host), Counted> {
     let mut figures: BTreeMap<(usize, Host), Counted> = BTreeMap::new();
-    let mut natives: BTreeMap<(&'static str, Host), f64> = BTreeMap::new();
+    let modules = [config.module.as_path(), config.floor.as_path()];
     for (index, row) in rows.iter().enumerate() {
         for &host in row.hosts.iter().filter(|h| config.hosts.contains(h)) {
-            let binary = host.binary();
-            let goblin = count_one(
-                &binary,
-                &config.module,
-                row,
-                row.goblin,
-                row.allowed,
-                profile_path(config, host, row, "goblin"),
-            );
-            let floor = count_one(
-                &binary,
-                &config.floor,
-                row,
-                row.floor,
-                row.allowed,
-                profile_path(config, host, row, "floor"),
-            );
+            let natives: Vec<&Native> = row.natives.iter().filter(|n| n.host == host).collect();
+            let mut runs = vec![
+                run(
+                    row,
+                    row.goblin,
+                    row.allowed,
+                    profile_path(config, host, row, "goblin"),
+                ),
+                run(
+                    row,
+                    row.floor,
+                    row.allowed,
+                    profile_path(config, host, row, "floor"),
+                ),
+            ];
+            runs.extend(natives.iter().map(|native| {
+                let keep = profile_path(config, host, row, native.label);
+                run(row, native.template, native.allowed, keep)
+            }));
+            let counted = Callgrind::start(&host.binary(), &modules).per_call(&runs);
+            let (goblin, floor) = (counted[0], counted[1]);
             eprintln!(
                 "  {:<24} {:<26} Goblin {goblin:>7.0}  floor {floor:>7.0}  {:.3}x",
                 host.label(),
@@ -1169,29 +1199,28 @@ fn count(config: &Config, rows: &[&Row]) -> BTreeMap<(usize, Host), Counted> {
             let entry = figures.entry((index, host)).or_default();
             entry.goblin = Some(goblin);
             entry.floor = Some(floor);
+            for (native, figure) in natives.iter().zip(&counted[2..]) {
+                eprintln!(
+                    "  {:<24} {:<26} native {figure:>7.0}",
+                    host.label(),
+                    native.label
+                );
+                entry.natives.push((native.label, *figure));
+            }
         }
+        // A stand-in's native, on a server the row does not run on.
         for native in row.natives {
-            if !config.hosts.contains(&native.host) {
+            if row.hosts.contains(&native.host) || !config.hosts.contains(&native.host) {
                 continue;
             }
-            let figure = *natives
-                .entry((native.template, native.host))
-                .or_insert_with(|| {
-                    let n = count_one(
-                        &native.host.binary(),
-                        &config.module,
-                        row,
-                        native.template,
-                        native.allowed,
-                        profile_path(config, native.host, row, native.label),
-                    );
-                    eprintln!(
-                        "  {:<24} {:<26} native {n:>7.0}",
-                        native.host.label(),
-                        native.label
-                    );
-                    n
-                });
+            let keep = profile_path(config, native.host, row, native.label);
+            let runs = [run(row, native.template, native.allowed, keep)];
+            let figure = Callgrind::start(&native.host.binary(), &modules).per_call(&runs)[0];
+            eprintln!(
+                "  {:<24} {:<26} native {figure:>7.0}",
+                native.host.label(),
+                native.label
+            );
             let entry = figures.entry((index, native.host)).or_default();
             entry.natives.push((native.label, figure));
         }
