@@ -4,71 +4,78 @@
 
 use std::fmt::{self, Write};
 
-/// A formatted number, at most 32 bytes.
+/// A formatted number, at most 32 bytes: `buf[start..end]`.
 pub struct Decimal {
     buf: [u8; 32],
-    len: usize,
+    start: usize,
+    end: usize,
 }
+
+/// "00" to "99", two digits at a time.
+const PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
 
 impl Decimal {
     fn new() -> Self {
         Decimal {
             buf: [0; 32],
-            len: 0,
+            start: 0,
+            end: 0,
         }
     }
 
     /// An integer, as INCR prints it.
     pub fn integer(value: i64) -> Self {
-        let mut text = Self::new();
+        let mut text = Self::digits(value.unsigned_abs());
         if value < 0 {
-            text.buf[0] = b'-';
-            text.len = 1;
+            text.start -= 1;
+            text.buf[text.start] = b'-';
         }
-        text.digits(value.unsigned_abs());
         text
     }
 
     /// An unsigned integer, as Rust prints a `u64` (CL.THROTTLE's TAT in nanoseconds, which
     /// may pass `i64::MAX`).
     pub fn unsigned(value: u64) -> Self {
-        let mut text = Self::new();
-        text.digits(value);
-        text
+        Self::digits(value)
     }
 
-    /// Appends the digits of `value`.
-    fn digits(&mut self, value: u64) {
-        // Digits from the right, then moved to the front: 20 at most ("18446744073709551615").
-        // By hand, not `write!`: this runs on every write of a TAT or an expiry, and the
-        // formatting machinery costs several times the arithmetic.
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        // Two digits per division, from a table of "00" to "99".
-        const PAIRS: &[u8; 200] = b"\
-0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
+    /// The digits of `value`, written from the right end of the buffer towards its start (20
+    /// at most, "18446744073709551615"; a sign fits before them). By hand, not `write!`: this
+    /// runs on every write of a TAT or an expiry, and the formatting machinery costs several
+    /// times the arithmetic. Four digits a division, two from the table at a time.
+    fn digits(value: u64) -> Self {
+        let mut text = Self::new();
+        let mut at = text.buf.len();
+        text.end = at;
         let mut rest = value;
-        while rest >= 100 {
-            let pair = (rest % 100) as usize * 2;
+        let mut pair = |at: &mut usize, two: u64| {
+            let two = two as usize * 2;
+            *at -= 2;
+            text.buf[*at..*at + 2].copy_from_slice(&PAIRS[two..two + 2]);
+        };
+        while rest >= 10_000 {
+            let four = rest % 10_000;
+            rest /= 10_000;
+            pair(&mut at, four % 100);
+            pair(&mut at, four / 100);
+        }
+        if rest >= 100 {
+            pair(&mut at, rest % 100);
             rest /= 100;
-            at -= 2;
-            digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
         }
         if rest >= 10 {
-            let pair = rest as usize * 2;
-            at -= 2;
-            digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+            pair(&mut at, rest);
         } else {
             at -= 1;
-            digits[at] = b'0' + rest as u8;
+            text.buf[at] = b'0' + rest as u8;
         }
-        let count = digits.len() - at;
-        self.buf[self.len..self.len + count].copy_from_slice(&digits[at..]);
-        self.len += count;
+        text.start = at;
+        text
     }
 
     /// The shortest decimal that parses back to exactly `score` (17 significant digits at the
@@ -89,16 +96,16 @@ impl Decimal {
     }
 
     pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        &self.buf[self.start..self.end]
     }
 }
 
 impl Write for Decimal {
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        let room = self.buf.get_mut(self.len..end).ok_or(fmt::Error)?;
+        let end = self.end + s.len();
+        let room = self.buf.get_mut(self.end..end).ok_or(fmt::Error)?;
         room.copy_from_slice(s.as_bytes());
-        self.len = end;
+        self.end = end;
         Ok(())
     }
 }
@@ -121,6 +128,24 @@ pub fn parse_integer(bytes: &[u8]) -> Option<i64> {
         Some(b'1'..=b'9') => {}
         _ => return None,
     }
+    // Up to 18 digits cannot pass i64 (every argument and TAT a client sends): no check of
+    // the range, and eight digits at a time.
+    if digits.len() <= 18 {
+        let mut magnitude: u64 = 0;
+        let mut eights = digits.chunks_exact(8);
+        for chunk in &mut eights {
+            magnitude = magnitude * 100_000_000 + eight_digits(chunk)?;
+        }
+        for &byte in eights.remainder() {
+            let digit = byte.wrapping_sub(b'0');
+            if digit > 9 {
+                return None;
+            }
+            magnitude = magnitude * 10 + u64::from(digit);
+        }
+        let magnitude = magnitude as i64;
+        return Some(if negative { -magnitude } else { magnitude });
+    }
     let mut magnitude: u64 = 0;
     for &byte in digits {
         if !byte.is_ascii_digit() {
@@ -138,6 +163,29 @@ pub fn parse_integer(bytes: &[u8]) -> Option<i64> {
     } else {
         i64::try_from(magnitude).ok()
     }
+}
+
+/// The value of eight decimal digits, `None` if any byte is not one: all eight at once, in one
+/// 64-bit word (the digit pairs, then the pairs of pairs, each step a multiply and a shift).
+fn eight_digits(chunk: &[u8]) -> Option<u64> {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    const HIGH: u64 = 0xF0F0_F0F0_F0F0_F0F0;
+    let word = u64::from_le_bytes(chunk.try_into().ok()?);
+    // Every byte 0x30..=0x39: its high half 3, and still 3 once 6 is added to its low half
+    // (which then cannot carry into the next byte).
+    if word & HIGH != ZEROS || word.wrapping_add(0x0606_0606_0606_0606) & HIGH != ZEROS {
+        return None;
+    }
+    // The first digit is the lowest byte. Each byte becomes its digit times 10 plus the next:
+    // the pairs, in bytes 0, 2, 4 and 6; then pairs 0 and 2 times 100 and 10^6, pairs 1 and 3
+    // times 1 and 10^4, summed in the high half.
+    let digits = word - ZEROS;
+    let pairs = digits * 10 + (digits >> 8);
+    const LANES: u64 = 0x0000_00FF_0000_00FF;
+    let value = ((pairs & LANES) * (100 + (1_000_000 << 32))
+        + ((pairs >> 16) & LANES) * (1 + (10_000 << 32)))
+        >> 32;
+    Some(value)
 }
 
 /// The double a plain integer text is exactly, as every double parser of the servers reads it
@@ -277,6 +325,10 @@ mod tests {
             (b"-7", -7),
             (b"9223372036854775807", i64::MAX),
             (b"-9223372036854775808", i64::MIN),
+            (b"999999999999999999", 999_999_999_999_999_999),
+            (b"-999999999999999999", -999_999_999_999_999_999),
+            (b"1000000000000000000", 1_000_000_000_000_000_000),
+            (b"1796117261442000", 1_796_117_261_442_000),
         ];
         for (text, value) in accepted {
             assert_eq!(parse_integer(text), Some(*value), "{text:?}");
@@ -298,9 +350,35 @@ mod tests {
             b"00000000000000000001",
             b"99999999999999999999",
             b"5\0",
+            b"12345678901234567/",
+            b"12345678901234567:",
+            b"-12a",
         ];
         for text in refused {
             assert_eq!(parse_integer(text), None, "{text:?}");
+        }
+        // Each digit in each place of a run of eight, and a byte just outside the digits there.
+        for place in 0..18 {
+            for digit in b'0'..=b'9' {
+                let mut text = *b"123456789012345678";
+                text[place] = digit;
+                let expected = std::str::from_utf8(&text).unwrap().parse().ok();
+                let expected = expected.filter(|_| text[0] != b'0');
+                assert_eq!(parse_integer(&text), expected, "{text:?}");
+            }
+            for outside in [b'/', b':', b' ', b'.', 0, 0x80, 0xff, b'a', b'?', b'@'] {
+                let mut text = *b"123456789012345678";
+                text[place] = outside;
+                assert_eq!(parse_integer(&text), None, "{text:?}");
+            }
+        }
+        // Every length, both signs, against Rust's reading of the same plain digits.
+        let mut digits = String::new();
+        for length in 1..=20 {
+            digits.push(char::from(b'0' + (length % 9 + 1) as u8));
+            for text in [digits.clone(), format!("-{digits}")] {
+                assert_eq!(parse_integer(text.as_bytes()), text.parse().ok(), "{text}");
+            }
         }
     }
 
@@ -342,6 +420,62 @@ mod tests {
         ];
         for text in left {
             assert_eq!(exact_integer_double(text), None, "{text:?}");
+        }
+    }
+
+    /// `string2ll` as the server writes it, digit by digit with every check, for comparing.
+    fn string2ll(bytes: &[u8]) -> Option<i64> {
+        if bytes.is_empty() || bytes.len() >= 21 {
+            return None;
+        }
+        if bytes == b"0" {
+            return Some(0);
+        }
+        let (negative, digits) = match bytes {
+            [b'-', rest @ ..] => (true, rest),
+            _ => (false, bytes),
+        };
+        if !matches!(digits.first(), Some(b'1'..=b'9')) {
+            return None;
+        }
+        let mut value: u64 = 0;
+        for &byte in digits {
+            if !byte.is_ascii_digit() {
+                return None;
+            }
+            value = value.checked_mul(10)?.checked_add(u64::from(byte - b'0'))?;
+        }
+        if negative {
+            (value <= 1 << 63).then(|| (value as i64).wrapping_neg())
+        } else {
+            i64::try_from(value).ok()
+        }
+    }
+
+    #[test]
+    fn random_texts_parse_as_string2ll_reads_them() {
+        let alphabet = b"0123456789999999-+ a/:.";
+        let mut bits = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            bits
+        };
+        for _ in 0..300_000 {
+            let length = (next() % 21) as usize;
+            let digits_only = next() % 4 != 0;
+            let text: Vec<u8> = (0..length)
+                .map(|i| {
+                    let pick = next() as usize;
+                    if digits_only && !(i == 0 && pick % 7 == 0) {
+                        b'0' + (pick % 10) as u8
+                    } else {
+                        alphabet[pick % alphabet.len()]
+                    }
+                })
+                .collect();
+            assert_eq!(parse_integer(&text), string2ll(&text), "{text:?}");
         }
     }
 }
