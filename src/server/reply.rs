@@ -35,6 +35,11 @@ pub enum Reply<'call> {
 }
 
 impl Reply<'_> {
+    /// An array of integers, copied onto the stack (up to eight).
+    pub fn ints(items: &[i64]) -> Self {
+        Reply::Ints(smallvec::SmallVec::from_slice(items))
+    }
+
     /// Writes the reply on the call's context.
     pub(super) fn send(&self, ctx: &Ctx) {
         self.write(ctx.raw());

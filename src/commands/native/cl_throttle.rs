@@ -113,6 +113,6 @@ impl Command for ClThrottle {
         } else {
             ALLOWED.add(1);
         }
-        Ok(Reply::Ints(decision.reply.reply().into_iter().collect()))
+        Ok(Reply::ints(&decision.reply.reply()))
     }
 }

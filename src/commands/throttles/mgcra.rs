@@ -165,7 +165,7 @@ impl Command for GoblinMgcra {
             decided
                 .policies
                 .iter()
-                .map(|policy| Reply::Ints(policy.reply().into_iter().collect())),
+                .map(|policy| Reply::ints(&policy.reply())),
         );
         Ok(Reply::Array(reply))
     }
@@ -196,6 +196,6 @@ fn one_policy<'call>(
     Ok(Reply::Array(vec![
         Reply::Int(i64::from(decided.limited)),
         Reply::Int(decided.retry_after),
-        Reply::Ints(decided.reply().into_iter().collect()),
+        Reply::ints(&decided.reply()),
     ]))
 }
