@@ -30,6 +30,27 @@ impl Key<'_> {
         }
     }
 
+    /// The bytes of a string key, empty for a missing key (and for an empty string: `kind`
+    /// tells the two apart); `None` for any other kind. One call into the server, where
+    /// `string` asks the kind first. Valid until the next write.
+    pub fn string_or_empty(&self) -> Option<&[u8]> {
+        let mut len = 0usize;
+        let mode = raw::REDISMODULE_READ as c_int;
+        // SAFETY: an open key; the server gives NULL for another type and a literal of length
+        // 0 for a missing key. The slice borrows `self`, so no write can happen while it is
+        // alive (DMA rule 1).
+        unsafe {
+            let data = api!(RedisModule_StringDMA)(self.raw(), &mut len, mode);
+            if data.is_null() {
+                return None;
+            }
+            if len == 0 {
+                return Some(&[]);
+            }
+            Some(std::slice::from_raw_parts(data.cast::<u8>(), len))
+        }
+    }
+
     /// Makes the key a string holding `value`, in place: unlike `RedisModule_StringSet`, the
     /// key keeps its TTL, and a counter that grows a digit reuses its allocation. A value of
     /// the length the string has (a TAT, most counts) is written over it with no resize.
