@@ -61,6 +61,9 @@ core_commands! {
 pub enum Effect<'a> {
     /// `SET key value PXAT at`: a value with its new expiry.
     SetPxat { value: &'a [u8], at_ms: i64 },
+    /// `SET key value PXAT at`, the expiry's decimal text made by the caller (a TAT's, which is
+    /// its own text cut short: `StoredTat::expires_at_text`).
+    SetPxatText { value: &'a [u8], at: &'a [u8] },
     /// `SET key value KEEPTTL`: a value, the TTL untouched.
     SetKeepTtl { value: &'a [u8] },
     /// `SET key value`: a value without a TTL.
@@ -86,9 +89,10 @@ pub enum Effect<'a> {
 impl Effect<'_> {
     pub fn command(&self) -> CoreCommand {
         match self {
-            Effect::SetPxat { .. } | Effect::SetKeepTtl { .. } | Effect::Set { .. } => {
-                CoreCommand::Set
-            }
+            Effect::SetPxat { .. }
+            | Effect::SetPxatText { .. }
+            | Effect::SetKeepTtl { .. }
+            | Effect::Set { .. } => CoreCommand::Set,
             Effect::Incr => CoreCommand::Incr,
             Effect::Incrby { .. } => CoreCommand::Incrby,
             Effect::Del => CoreCommand::Del,
@@ -108,6 +112,9 @@ impl Effect<'_> {
             Effect::SetPxat { value, at_ms } => {
                 let at = Decimal::integer(at_ms);
                 ctx.replicate_with_word(command, key, Some(value), Word::Pxat, Some(at.as_bytes()));
+            }
+            Effect::SetPxatText { value, at } => {
+                ctx.replicate_with_word(command, key, Some(value), Word::Pxat, Some(at));
             }
             Effect::SetKeepTtl { value } => {
                 ctx.replicate_with_word(command, key, Some(value), Word::Keepttl, None);
@@ -243,13 +250,16 @@ pub fn stored_number(
 /// and the AOF.
 pub fn tat_stored(ctx: &Ctx, key: &mut Key<'_>, tat: i64) {
     let stored = stored_tat(tat);
+    let (value, at_ms) = (stored.text.as_bytes(), stored.expires_at_ms);
     // The string class: the key is a string here (Redis's GCRA fires `gcra` in a class of its
     // own that older servers do not have).
-    stored_with_expiry(
+    let at = stored.expires_at_text();
+    stored_until(
         ctx,
         key,
-        stored.text.as_bytes(),
-        stored.expires_at_ms,
+        value,
+        at_ms,
+        Effect::SetPxatText { value, at },
         c"gcra",
     );
 }
@@ -258,12 +268,31 @@ pub fn tat_stored(ctx: &Ctx, key: &mut Key<'_>, tat: i64) {
 /// `event` in the string class and `expire`, and `SET key value PXAT at_ms` for the replicas
 /// and the AOF.
 pub fn stored_with_expiry(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], at_ms: i64, event: &CStr) {
+    stored_until(
+        ctx,
+        key,
+        value,
+        at_ms,
+        Effect::SetPxat { value, at_ms },
+        event,
+    );
+}
+
+/// `stored_with_expiry`, its `SET ... PXAT` effect given.
+fn stored_until(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    value: &[u8],
+    at_ms: i64,
+    effect: Effect<'_>,
+    event: &CStr,
+) {
     let name = key.name();
     key.set_string(value);
     key.set_abs_expire(at_ms);
     ctx.notify(EventClass::String, event, name);
     ctx.notify(EventClass::Generic, c"expire", name);
-    Effect::SetPxat { value, at_ms }.replicate(ctx, name);
+    effect.replicate(ctx, name);
     key.signal_modified();
 }
 

@@ -125,7 +125,7 @@ fn decide_all(
             } else {
                 refusing.map(|d| d.throttle.retry_after).max().unwrap_or(-1)
             },
-            policies: decisions.iter().map(|d| d.standing).collect(),
+            policies: decisions.iter().map(|d| d.standing()).collect(),
             writes: Vec::new(),
         }
     } else {
