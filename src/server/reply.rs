@@ -28,6 +28,12 @@ pub enum Reply<'call> {
     /// An array of integers, on the stack for the few that a throttle replies (GOBLIN.GCRA's
     /// five fields): no allocation on the hottest path.
     Ints(smallvec::SmallVec<[i64; 8]>),
+    /// An array: `head`'s integers, then one array of integers per row (GOBLIN.MGCRA's two
+    /// leading fields, then each policy's five), all on the stack for the few rows a call has.
+    Rows {
+        head: smallvec::SmallVec<[i64; 2]>,
+        rows: smallvec::SmallVec<[smallvec::SmallVec<[i64; 5]>; 4]>,
+    },
     /// Nothing now: the client is blocked, and the server replies when it is woken.
     Blocked,
     /// An error reply, for a waiter's reply (a command's own errors are its `Err`).
@@ -75,9 +81,26 @@ impl Reply<'_> {
                     api!(RedisModule_ReplyWithError)(ctx, text.as_ptr());
                 }
                 Reply::Ints(items) => {
+                    let int = api!(RedisModule_ReplyWithLongLong);
                     api!(RedisModule_ReplyWithArray)(ctx, items.len() as c_long);
                     for item in items {
-                        api!(RedisModule_ReplyWithLongLong)(ctx, *item);
+                        int(ctx, *item);
+                    }
+                }
+                Reply::Rows { head, rows } => {
+                    let (array, int) = (
+                        api!(RedisModule_ReplyWithArray),
+                        api!(RedisModule_ReplyWithLongLong),
+                    );
+                    array(ctx, (head.len() + rows.len()) as c_long);
+                    for item in head {
+                        int(ctx, *item);
+                    }
+                    for row in rows {
+                        array(ctx, row.len() as c_long);
+                        for item in row {
+                            int(ctx, *item);
+                        }
                     }
                 }
                 Reply::Array(items) => {

@@ -141,8 +141,12 @@ impl Command for GoblinMgcra {
         {
             return one_policy(ctx, *name, &policy.limits, args.mode == Mode::Peek);
         }
-        let mut keys: Vec<Key<'call>> = args.keys.iter().map(|&name| ctx.open_key(name)).collect();
-        let tats = keys.iter().map(tat_of).collect::<Result<Vec<_>, _>>()?;
+        let mut keys: SmallVec<[Key<'call>; INLINE]> =
+            args.keys.iter().map(|&name| ctx.open_key(name)).collect();
+        let tats = keys
+            .iter()
+            .map(tat_of)
+            .collect::<Result<SmallVec<[_; INLINE]>, _>>()?;
         let decided = mgcra(&tats, &args.policies, args.mode, gcra_now(ctx))?;
         for &(index, write) in &decided.writes {
             let Some(key) = keys.get_mut(index) else {
@@ -159,15 +163,14 @@ impl Command for GoblinMgcra {
             Mode::Peek => PEEKED.add(1),
             Mode::Refund => REFUNDED.add(1),
         }
-        let mut reply = Vec::with_capacity(2 + decided.policies.len());
-        reply.extend(decided.head().map(Reply::Int));
-        reply.extend(
-            decided
+        Ok(Reply::Rows {
+            head: SmallVec::from_slice(&decided.head()),
+            rows: decided
                 .policies
                 .iter()
-                .map(|policy| Reply::ints(&policy.reply())),
-        );
-        Ok(Reply::Array(reply))
+                .map(|policy| SmallVec::from_slice(&policy.reply()))
+                .collect(),
+        })
     }
 }
 
@@ -193,9 +196,8 @@ fn one_policy<'call>(
         decided
     };
     // A refusal's `retry_after`, or -1: GOBLIN.GCRA's field is already the set's.
-    Ok(Reply::Array(vec![
-        Reply::Int(i64::from(decided.limited)),
-        Reply::Int(decided.retry_after),
-        Reply::ints(&decided.reply()),
-    ]))
+    Ok(Reply::Rows {
+        head: SmallVec::from_slice(&[i64::from(decided.limited), decided.retry_after]),
+        rows: smallvec::smallvec![SmallVec::from_slice(&decided.reply())],
+    })
 }
