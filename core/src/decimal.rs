@@ -112,7 +112,28 @@ impl Write for Decimal {
 
 /// Reads a stored integer exactly as INCR does (the server's `string2ll`): an optional `-`,
 /// no `+`, no leading zeros, no spaces, at most 20 bytes, and within `i64`.
+#[inline]
 pub fn parse_integer(bytes: &[u8]) -> Option<i64> {
+    // What arguments mostly are, read where they are read: up to 8 digits, no sign.
+    if let [first @ b'1'..=b'9', rest @ ..] = bytes {
+        if rest.len() < 8 {
+            let mut value = i64::from(first - b'0');
+            for &byte in rest {
+                let digit = byte.wrapping_sub(b'0');
+                if digit > 9 {
+                    return None;
+                }
+                value = value * 10 + i64::from(digit);
+            }
+            return Some(value);
+        }
+    }
+    parse_any_integer(bytes)
+}
+
+/// `parse_integer` for every other text.
+#[inline(never)]
+fn parse_any_integer(bytes: &[u8]) -> Option<i64> {
     // LONG_STR_SIZE in the server is 21: a longer string is never a number.
     if bytes.is_empty() || bytes.len() >= 21 {
         return None;
@@ -468,7 +489,7 @@ mod tests {
             let text: Vec<u8> = (0..length)
                 .map(|i| {
                     let pick = next() as usize;
-                    if digits_only && !(i == 0 && pick % 7 == 0) {
+                    if digits_only && !(i == 0 && matches!(pick % 7, 0)) {
                         b'0' + (pick % 10) as u8
                     } else {
                         alphabet[pick % alphabet.len()]
