@@ -82,6 +82,16 @@ impl Decimal {
     /// most), so a replica and a replayed AOF hold the same double, bit for bit. Plain notation
     /// from 1e-5 up to 1e17, so timestamps read as themselves; exponent notation outside it.
     pub fn score(score: f64) -> Self {
+        // A whole number below 2^53 (a timestamp in milliseconds or seconds, a lease's end):
+        // every integer there is a double, so its shortest text is its digits, formatted here
+        // without the float machinery (about 800 instructions). Not -0, which prints its sign.
+        const EXACT: f64 = (1u64 << f64::MANTISSA_DIGITS) as f64;
+        if score.abs() < EXACT && (score != 0.0 || score.is_sign_positive()) {
+            let whole = score as i64;
+            if whole as f64 == score {
+                return Self::integer(whole);
+            }
+        }
         let mut text = Self::new();
         let magnitude = score.abs();
         // 24 bytes at most ("-2.2250738585072014e-308"): cannot overflow the buffer.
@@ -291,6 +301,41 @@ mod tests {
         assert_eq!(text(Decimal::score(1e300)), "1e300");
         assert_eq!(text(Decimal::score(1.5e-7)), "1.5e-7");
         assert_eq!(text(Decimal::score(f64::NEG_INFINITY)), "-inf");
+    }
+
+    #[test]
+    fn whole_scores_print_as_the_float_formatting_prints_them() {
+        let exact = (1u64 << 53) as f64;
+        let mut samples = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            1015.0,
+            1_700_000_000_123.0,
+            exact - 1.0,
+            -(exact - 1.0),
+            exact,
+            exact + 2.0,
+            1e16,
+            99_999_999_999_999_990.0,
+        ];
+        let mut bits = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..100_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            samples.push((bits >> 11) as f64);
+            samples.push(-((bits >> 20) as f64));
+        }
+        for score in samples {
+            let expected = if score.abs() < 1e17 || score == 0.0 {
+                format!("{score}")
+            } else {
+                format!("{score:e}")
+            };
+            assert_eq!(text(Decimal::score(score)), expected, "{score:e}");
+        }
     }
 
     #[test]
