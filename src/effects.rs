@@ -78,8 +78,9 @@ pub enum Effect<'a> {
     Unlink,
     /// `ZREMRANGEBYSCORE key -inf through`
     ZremRangeThrough { through: f64 },
-    /// `ZADD key score member [score member ...]`: up to four members at one score.
-    Zadd { score: f64, members: &'a [&'a [u8]] },
+    /// `ZADD key score member [score member ...]`: up to four members at one score, each one of
+    /// the call's strings (one alone goes by reference).
+    Zadd { score: f64, members: &'a [Arg<'a>] },
     /// `ZREM key member [member ...]`: up to eight members.
     Zrem { members: &'a [&'a [u8]] },
     /// `PEXPIREAT key at`
@@ -137,9 +138,13 @@ impl Effect<'_> {
             }
             Effect::Zadd { score, members } => {
                 let score = Decimal::score(score);
+                if let [member] = members {
+                    ctx.replicate_with_arg(command, key, Some(score.as_bytes()), *member, None);
+                    return;
+                }
                 let mut args: SmallVec<[&[u8]; MAX_REPLICATED_ARGS]> = SmallVec::new();
                 for member in members {
-                    args.extend([score.as_bytes(), member]);
+                    args.extend([score.as_bytes(), member.as_bytes()]);
                 }
                 ctx.replicate(command, key, &args);
             }
@@ -356,12 +361,12 @@ pub fn admitted(
     expiry: WindowExpiry,
 ) -> Zadded {
     let mut first = None;
-    let mut changed: SmallVec<[&[u8]; 4]> = SmallVec::new();
+    let mut changed: SmallVec<[Arg<'_>; 4]> = SmallVec::new();
     for member in members {
         let zadded = key.zadd(score, *member);
         first.get_or_insert(zadded);
         if zadded != Zadded::Unchanged {
-            changed.push(member.as_bytes());
+            changed.push(*member);
         }
     }
     recorded(ctx, key, &changed, score, expiry);
@@ -381,7 +386,7 @@ pub fn entry_admitted(
 }
 
 /// ZADD's event and effects for the members the set did change, then the TTL re-armed.
-fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[&[u8]], score: f64, expiry: WindowExpiry) {
+fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[Arg<'_>], score: f64, expiry: WindowExpiry) {
     let name = key.name();
     if !changed.is_empty() {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
@@ -422,7 +427,7 @@ pub fn reader_held(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64) {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
         Effect::Zadd {
             score,
-            members: &[token.as_bytes()],
+            members: &[token],
         }
         .replicate(ctx, name);
     }

@@ -174,6 +174,12 @@ impl<'call> Arg<'call> {
     }
 }
 
+impl std::fmt::Debug for Arg<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", String::from_utf8_lossy(self.as_bytes()))
+    }
+}
+
 /// The arguments after the command name, read in order by a command's parser. Running out is
 /// the arity error; so is one left over after the last.
 pub struct Args<'a, 'call> {
