@@ -1360,12 +1360,27 @@ fn workload(template: &str, prefix: &str, keys: usize, calls: usize) -> Vec<Vec<
         .collect()
 }
 
-/// Where `--profile` keeps the dump of one count: the server, the row, the side.
+/// Where `--profile` keeps the dump of one count: the server, the row, the side. The row's
+/// name is kept beside, in `rows.tsv` (the file name, a tab, the name).
 fn profile_path(config: &Config, host: Host, row: &Row, side: &str) -> Option<PathBuf> {
     let dir = config.profile.as_ref()?;
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    let row: String = row
-        .name
+    let slug = profile_slug(row);
+    let index = dir.join("rows.tsv");
+    let known = std::fs::read_to_string(&index).unwrap_or_default();
+    if !known
+        .lines()
+        .any(|line| line.split('\t').next() == Some(slug.as_str()))
+    {
+        std::fs::write(&index, format!("{known}{slug}\t{}\n", row.name))
+            .unwrap_or_else(|e| panic!("{}: {e}", index.display()));
+    }
+    Some(dir.join(format!("{}-{slug}-{side}.out", host.name())))
+}
+
+/// A row's name as a file name: lower case, anything but letters and digits a dash.
+fn profile_slug(row: &Row) -> String {
+    row.name
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -1374,8 +1389,7 @@ fn profile_path(config: &Config, host: Host, row: &Row, side: &str) -> Option<Pa
                 '-'
             }
         })
-        .collect();
-    Some(dir.join(format!("{}-{row}-{side}.out", host.name())))
+        .collect()
 }
 
 /// Row `row`'s workload of `template` (after the row's setup), as one run.
