@@ -806,7 +806,13 @@ fn same_text(a: &[u8], b: &[u8], slack: i64) -> bool {
                         y,
                         slack * if x > 1_000_000_000_000_000 { 1000 } else { 1 },
                     ),
-                    _ => false,
+                    // Seconds with their milliseconds (a score on the server's clock).
+                    _ => match (a.parse::<f64>(), b.parse::<f64>()) {
+                        (Ok(x), Ok(y)) if x.min(y) >= 1000.0 => {
+                            (x - y).abs() <= slack as f64 / 1000.0 + 1e-6
+                        }
+                        _ => false,
+                    },
                 }
         })
 }
