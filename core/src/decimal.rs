@@ -92,6 +92,18 @@ impl Decimal {
                 return Self::integer(whole);
             }
         }
+        // Seconds with their milliseconds (the server's clock, `*`), below 2^41 seconds: the
+        // double nearest a whole number of milliseconds over 1000. Its shortest text is those
+        // digits with the point three from the right, trailing zeros dropped: that text reads
+        // back as this double, and any other of as many digits or fewer is at least a
+        // millisecond away, more than the double's spacing there (under half a millisecond).
+        if score.abs() < (1u64 << 41) as f64 && score != 0.0 {
+            let scaled = score * 1000.0;
+            let millis = (scaled + 0.5f64.copysign(scaled)) as i64;
+            if millis as f64 / 1000.0 == score {
+                return Self::milliseconds(millis);
+            }
+        }
         let mut text = Self::new();
         let magnitude = score.abs();
         // 24 bytes at most ("-2.2250738585072014e-308"): cannot overflow the buffer.
@@ -102,6 +114,30 @@ impl Decimal {
         } else {
             write!(text, "{score:e}")
         };
+        text
+    }
+
+    /// `millis / 1000` as the shortest decimal: the digits with the point three from the right,
+    /// trailing zeros dropped (`millis` is no multiple of 1000: a whole number is `integer`'s).
+    fn milliseconds(millis: i64) -> Self {
+        let mut text = Self::digits(millis.unsigned_abs());
+        // At least four digits, "0" before the point: 5 ms is "0.005".
+        while text.end - text.start < 4 {
+            text.start -= 1;
+            text.buf[text.start] = b'0';
+        }
+        // The digits before the point move left by one (the digits end the buffer), for it.
+        let point = text.end - 3;
+        text.buf.copy_within(text.start..point, text.start - 1);
+        text.start -= 1;
+        text.buf[point - 1] = b'.';
+        while text.buf[text.end - 1] == b'0' {
+            text.end -= 1;
+        }
+        if millis < 0 {
+            text.start -= 1;
+            text.buf[text.start] = b'-';
+        }
         text
     }
 
@@ -336,6 +372,42 @@ mod tests {
             };
             assert_eq!(text(Decimal::score(score)), expected, "{score:e}");
         }
+    }
+
+    #[test]
+    fn seconds_with_milliseconds_print_as_the_float_formatting_prints_them() {
+        let mut samples = vec![
+            1,
+            -1,
+            5,
+            10,
+            999,
+            1001,
+            1500,
+            -1500,
+            123_456_789_012,
+            1_796_623_075_372,
+        ];
+        let mut bits = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..200_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            samples.push((bits >> 24) as i64);
+            samples.push(-((bits >> 40) as i64));
+            samples.push(1_796_000_000_000 + (bits >> 44) as i64);
+        }
+        for millis in samples {
+            let score = millis as f64 / 1000.0;
+            assert_eq!(
+                text(Decimal::score(score)),
+                format!("{score}"),
+                "{millis} ms"
+            );
+        }
+        // Just past where milliseconds are this far apart: the float formatting's.
+        let far = (1u64 << 41) as f64 + 0.5;
+        assert_eq!(text(Decimal::score(far)), format!("{far}"));
     }
 
     #[test]
