@@ -155,10 +155,15 @@ impl<'call> Arg<'call> {
     /// A time: `*` for the server's clock, or the caller's, a finite double. The one reader of
     /// every command's `now`.
     pub fn to_now(self) -> Result<Now, CommandError> {
-        if self.as_bytes() == b"*" {
-            Ok(Now::Server)
-        } else {
-            self.to_finite_f64().map(Now::Caller)
+        // The text once (each read is a call into the server): a plain integer is a time
+        // already, as `to_f64` reads it.
+        let text = self.as_bytes();
+        if text == b"*" {
+            return Ok(Now::Server);
+        }
+        match exact_integer_double(text) {
+            Some(seconds) => Ok(Now::Caller(seconds)),
+            None => self.to_finite_f64().map(Now::Caller),
         }
     }
 
