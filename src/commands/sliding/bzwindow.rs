@@ -123,7 +123,9 @@ impl Command for GoblinBzwindow {
         };
         let asked = lease.ask(ctx, args.key, now_ms)?;
         let slots = Slots::of(ctx, args.member, args.permits);
-        let granted = step(ctx, &mut key, &asked, &slots, cutoff, args.limit, now, true);
+        let granted = step(
+            ctx, &mut key, &asked, args.fence, &slots, cutoff, args.limit, now, true,
+        );
         drop(key);
         if granted.is_some() {
             GRANTED.add(1);
