@@ -11,7 +11,7 @@
 //! Everything is checked before any key is read, and every key before anything is decided.
 //! The decision is `goblin_core::mgcra`.
 
-use goblin_core::gcra::Limits;
+use goblin_core::gcra::{Limits, Throttle};
 use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
@@ -164,12 +164,8 @@ impl Command for GoblinMgcra {
             Mode::Refund => REFUNDED.add(1),
         }
         Ok(Reply::Rows {
-            head: SmallVec::from_slice(&decided.head()),
-            rows: decided
-                .policies
-                .iter()
-                .map(|policy| SmallVec::from_slice(&policy.reply()))
-                .collect(),
+            head: decided.head(),
+            rows: decided.policies.iter().map(Throttle::reply).collect(),
         })
     }
 }
@@ -197,7 +193,7 @@ fn one_policy<'call>(
     };
     // A refusal's `retry_after`, or -1: GOBLIN.GCRA's field is already the set's.
     Ok(Reply::Rows {
-        head: SmallVec::from_slice(&[i64::from(decided.limited), decided.retry_after]),
-        rows: smallvec::smallvec![SmallVec::from_slice(&decided.reply())],
+        head: [i64::from(decided.limited), decided.retry_after],
+        rows: smallvec::smallvec![decided.reply()],
     })
 }
