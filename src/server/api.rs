@@ -84,6 +84,7 @@ api_table! {
         // Effects.
         RedisModule_Replicate,
         RedisModule_NotifyKeyspaceEvent,
+        RedisModule_SignalModifiedKey,
         RedisModule_Milliseconds,
         // Waiting: blocked clients, timers, keyspace events (Redis 7.0+, Valkey).
         RedisModule_BlockClientOnKeys,
