@@ -1649,7 +1649,10 @@ fn report(
         "Written by `scripts/instructions.sh` on {date}. Counted under callgrind: the whole of the\n\
          server's `call()` per command (the command, its keyspace work, its propagation), inclusive,\n\
          for each row's workload of {N} calls, every call allowed (each reply checked), after its\n\
-         setup. Exact and repeatable, unlike throughput on this machine. **Goblin** is\n\
+         setup; the line's grant {PARKED_KEYS} calls, each serving the waiter parked on its key, with\n\
+         `moduleHandleBlockedClients`, where the server answers the waiters. Goblin, its floor and\n\
+         the natives of a row in one server process with both modules loaded, each from an empty\n\
+         keyspace on the same keys. Exact, unlike throughput on this machine. **Goblin** is\n\
          `target/release/libgoblin.so`; **floor** the same row's call on the floor module\n\
          (`bench/floor`), which does the same server-facing work on the cheapest module API calls\n\
          and nothing else, checked alike call for call (replies, replicated effects, keyspace events,\n\
