@@ -52,7 +52,7 @@ OWN_FILES = [
     ("effects and grants", r"src/effects\.rs|src/grant\.rs|src/fencing/|src/server/ctx\.rs"),
     ("keys", r"src/server/(keys|strings|zsets|options)\.rs"),
     ("reply", r"src/server/reply\.rs"),
-    ("entry, lines, inlined library code", r"src/server/(entry|blocking|stats|api)\.rs|src/waiting\.rs"),
+    ("entry, lines, inlined library code", r"src/server/(entry|blocking|stats|api)\.rs|src/waiting(\.rs|/)"),
 ]
 OWN_FUNCTIONS = [
     ("parsing", r"server::args::|decimal::parse|exact_integer_double|KeyIndex|counted_groups|word::"),

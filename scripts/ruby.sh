@@ -3,7 +3,10 @@
 # (ruby/) is tested on, installed with apt-get when one is missing (we are root on CI and on the
 # developers' machines; otherwise it prints the command): ruby (3.1, with rbs), ruby-redis
 # (redis-rb 4.8), ruby-connection-pool, ruby-rack, ruby-rack-attack (6.6.1), ruby-rack-test,
-# ruby-minitest, ruby-webrick (the example app's server) and rubocop (make lint).
+# ruby-minitest, ruby-webrick (the example app's server), the stores rack-attack is given that
+# the gem's store goes beneath (ruby-redis-store 1.9, the redis-store gem; ruby-activesupport
+# 6.1, Rails' RedisCacheStore; ruby-redis-activesupport 5.3, its RedisStore) and rubocop
+# (make lint).
 #
 #   scripts/ruby.sh          install what is missing (scripts/servers.sh, make lint)
 set -euo pipefail
@@ -11,7 +14,7 @@ cd "$(dirname "$0")/.."
 say() { echo "ruby.sh: $*"; }
 
 packages=(ruby ruby-redis ruby-connection-pool ruby-rack ruby-rack-attack ruby-rack-test
-    ruby-minitest ruby-webrick rubocop)
+    ruby-minitest ruby-webrick ruby-redis-store ruby-activesupport ruby-redis-activesupport rubocop)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' ||

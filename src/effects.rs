@@ -157,6 +157,26 @@ impl Effect<'_> {
     }
 }
 
+/// Drops a fixed window that has ended (`fwindow::ended`: its key expires in this very
+/// millisecond, which the server still holds it in) before the write that starts the next one,
+/// as the server drops an expired key it meets: removed (unlinked with
+/// `lazyfree-lazy-expire`), `expired` fired, and `DEL` (`UNLINK`) replicated, so that the
+/// write after it (`INCRBY` for a counter without a window) starts from nothing on replicas
+/// and in the AOF too.
+pub fn drop_ended_window(ctx: &Ctx, key: &mut Key<'_>) {
+    let name = key.name();
+    let effect = if lazyfree_lazy_expire() {
+        key.unlink();
+        Effect::Unlink
+    } else {
+        key.delete();
+        Effect::Del
+    };
+    ctx.notify(EventClass::Expired, c"expired", name);
+    ctx.signal_modified(name);
+    effect.replicate(ctx, name);
+}
+
 /// Stores the counter chosen by `increx::plan`, with its TTL.
 pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
     let name = key.name();

@@ -42,6 +42,15 @@ pub mod fence {
     pub const CLOCK_BEHIND: CommandError = Message(
         "ERR FENCE: this server's clock is behind a fencing token it holds by more than fence-margin-ms; it cannot mint a larger one it could prove (check the clocks)",
     );
+    /// The key that keeps the key's latest fencing token holds another type (written there by
+    /// hand): no token can be kept for the key, and nothing is written.
+    pub const LATEST_WRONG_TYPE: CommandError = Message(
+        "WRONGTYPE FENCE: the key that keeps this key's latest fencing token holds a value of another type; nothing was written",
+    );
+    /// The key that keeps a lease holder's (a reader's) own fencing token holds another type.
+    pub const OWN_WRONG_TYPE: CommandError = Message(
+        "WRONGTYPE FENCE: the key that keeps this holder's fencing token holds a value of another type; nothing was written",
+    );
     /// No key of the module's own can share the key's cluster slot.
     pub const NO_SLOT_TAG: CommandError = Message(
         "ERR FENCE needs a key whose cluster slot another key can share: give it a hash tag",
@@ -57,21 +66,6 @@ pub mod rwlock {
     pub const DEADLOCK: CommandError = Message(
         "DEADLOCK another reader of the key already waits to write, and each would wait for the other to leave",
     );
-}
-
-/// What a waiter whose grant's lease end no longer fits 64-bit milliseconds when its turn comes
-/// is answered: its own command's `invalid expire time` (`goblin_core::grant`).
-pub mod waiting {
-    use super::CommandError::{self, Message};
-
-    pub const BLOCK_INVALID_EXPIRE: CommandError =
-        Message("ERR invalid expire time in 'goblin.block' command");
-    pub const BZWINDOW_INVALID_EXPIRE: CommandError =
-        Message("ERR invalid expire time in 'goblin.bzwindow' command");
-    pub const BRLOCK_INVALID_EXPIRE: CommandError =
-        Message("ERR invalid expire time in 'goblin.brlock' command");
-    pub const BWLOCK_INVALID_EXPIRE: CommandError =
-        Message("ERR invalid expire time in 'goblin.bwlock' command");
 }
 
 /// GOBLIN.ZWINDOW's own errors.

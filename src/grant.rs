@@ -1,21 +1,27 @@
 //! One grant per kind of holder, made alike by a holder's own command and by the line
-//! (`crate::waiting`): a lock's (`lock`: GOBLIN.LOCK, GOBLIN.BLOCK, a lock waiter's turn) and a
-//! lease's (`Lease`: GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, a lease waiter's turn). Each checks the
-//! fencing tokens before it writes anything, writes through `effects`, then mints the holder's
-//! token or keeps it; what it decides (when the lease ends, whether it renews) is
-//! `goblin_core::grant`'s. So a grant made in line and the same grant made by a command write the
-//! same keys, values, expiries, tokens, events and effects.
+//! (`crate::waiting`): a lock's (`lock`: GOBLIN.LOCK, GOBLIN.BLOCK, a lock waiter's turn), a
+//! lease's (`Lease`: GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, a lease waiter's turn), and a
+//! readers-writer lock's reader's and writer's (`RwLease`: GOBLIN.RLOCK, GOBLIN.WLOCK, their
+//! blocking twins, GOBLIN.RWEXTEND, a reader's or writer's turn). Each checks every key it will
+//! write, the fencing tokens' included, before it writes anything, writes through `effects`, then
+//! mints the holder's token or keeps it; what it decides (when the lease ends, whether it renews)
+//! is `goblin_core::grant`'s and `goblin_core::rwlock`'s. So a grant made in line and the same
+//! grant made by a command write the same keys, values, expiries, tokens, events and effects.
 //!
-//! A new kind of holder (a reader, a writer) is one more function here, and one more arm of the
-//! line's `waiting::grant`.
+//! The line asks for a waiter's grant by what it waits for (`in_line`), and gives back the
+//! grants of waiters gone before their reply went out (`taken_back`): a new kind of holder is one
+//! more function here, and one more arm of each.
 
+use goblin_core::clock::seconds_of;
 use goblin_core::grant::{self, LockKey};
+use goblin_core::rwlock::{self, Holders, How, Mode};
+use goblin_core::waitlist::{plan, Want};
 use goblin_core::zwindow::{self, WindowExpiry, Zadded};
 use smallvec::SmallVec;
 
-use crate::effects;
+use crate::effects::{self, Deletion};
 use crate::error::CommandError;
-use crate::fencing::{Fence, Holder};
+use crate::fencing::{self, Fence, Holder};
 use crate::server::{Arg, Ctx, Key, KeyKind, OwnedString};
 
 /// A lock request: its token, its lease (milliseconds, 0 for none), and `FENCE`.
@@ -147,5 +153,221 @@ impl AskedLease<'_, '_> {
             WindowExpiry::Immediately => fence.mint(ctx),
         });
         (zadded, token)
+    }
+}
+
+/// The key as a readers-writer request reads it (`rwlock::take`): for `token` asking for `mode`
+/// at `now_ms`. Reads only: the lapsed read leases count for nobody, and are removed by the
+/// grant that writes.
+pub fn holders(key: &Key<'_>, token: Arg<'_>, mode: Mode, now_ms: i64) -> Holders {
+    match key.kind() {
+        KeyKind::Empty => Holders::Free,
+        KeyKind::String => Holders::Writer {
+            caller: key.string() == Some(token.as_bytes()),
+        },
+        KeyKind::SortedSet => rwlock::readers(key, Some(&token), now_ms, mode),
+        KeyKind::Other => Holders::Other,
+    }
+}
+
+/// Whether `token` holds a read lease of `key` that runs at `now_ms`.
+pub fn reads(ctx: &Ctx, key: &Key<'_>, token: &[u8], now_ms: i64) -> bool {
+    key.kind() == KeyKind::SortedSet
+        && key
+            .score(ctx.string(token).arg())
+            .is_some_and(|score| rwlock::runs(score, now_ms))
+}
+
+/// A readers-writer lock's lease, as `rwlock::take` allowed it: `token` holds `name` until
+/// `end_ms`, as a reader (`reader`) or the writer (`writer`).
+pub struct RwLease<'a> {
+    pub name: Arg<'a>,
+    pub token: Arg<'a>,
+    pub end_ms: i64,
+    pub how: How,
+    /// `FENCE`: the grant's fencing token is its reply.
+    pub fence: bool,
+    pub now_ms: i64,
+}
+
+impl RwLease<'_> {
+    /// A reader's grant: a new reader, a reader renewing (it keeps its fencing token), or the
+    /// writer demoted (its string gives way to the readers' set, with a new token). The key's
+    /// type and the fence are checked before anything is written; its token, if asked for.
+    pub fn reader(&self, ctx: &Ctx, key: &mut Key<'_>) -> Result<Option<i64>, CommandError> {
+        if key.kind() == KeyKind::Other {
+            return Err(CommandError::WrongType);
+        }
+        let fence = Fence::asked(ctx, self.fence, self.name, Holder::lease(self.token))?;
+        match key.kind() {
+            KeyKind::String => effects::deleted(ctx, key, Deletion::Unlink),
+            KeyKind::SortedSet => {
+                effects::evict(ctx, key, rwlock::lapsed_through(self.now_ms));
+            }
+            KeyKind::Empty | KeyKind::Other => {}
+        }
+        effects::reader_held(ctx, key, self.token, self.end_ms);
+        Ok(fence.map(|fence| fence.grant(ctx, self.how == How::Again, Some(self.end_ms))))
+    }
+
+    /// A writer's grant: a new writer, the writer renewing (its lease moves; it keeps its
+    /// fencing token), or the last reader promoted (the readers' set gives way to its string;
+    /// its read lease's token goes, and it gets a new one). The key's type and the fence are
+    /// checked before anything is written; its token, if asked for.
+    pub fn writer(&self, ctx: &Ctx, key: &mut Key<'_>) -> Result<Option<i64>, CommandError> {
+        if key.kind() == KeyKind::Other {
+            return Err(CommandError::WrongType);
+        }
+        let fence = Fence::asked(ctx, self.fence, self.name, Holder::lock(self.token))?;
+        let token = self.token.as_bytes();
+        match key.kind() {
+            KeyKind::String => effects::expires_at(ctx, key, self.end_ms),
+            KeyKind::SortedSet => {
+                effects::readers_replaced(ctx, key, token, self.end_ms);
+                if self.how == How::Switch {
+                    fencing::lease_released(ctx, self.name, token);
+                }
+            }
+            KeyKind::Empty | KeyKind::Other => {
+                effects::lock_taken(ctx, key, token, Some(self.end_ms));
+            }
+        }
+        Ok(fence.map(|fence| fence.grant(ctx, self.how == How::Again, Some(self.end_ms))))
+    }
+
+    /// The grant, in `mode`.
+    pub fn grant(
+        &self,
+        ctx: &Ctx,
+        key: &mut Key<'_>,
+        mode: Mode,
+    ) -> Result<Option<i64>, CommandError> {
+        match mode {
+            Mode::Read => self.reader(ctx, key),
+            Mode::Write => self.writer(ctx, key),
+        }
+    }
+}
+
+/// Gives a read lease back (GOBLIN.RWUNLOCK, or a reader's grant taken back): its member, and
+/// its fencing token. Whether it was there.
+pub fn reader_released(ctx: &Ctx, key: &mut Key<'_>, name: Arg<'_>, token: &[u8]) -> bool {
+    if key.kind() != KeyKind::SortedSet {
+        return false;
+    }
+    let member = ctx.string(token);
+    let released = effects::reader_released(ctx, key, member.arg());
+    if released {
+        fencing::lease_released(ctx, name, token);
+    }
+    released
+}
+
+/// A waiter's grant in line, at `now_ms` on `key` (named `name`), for what it waits for: the
+/// very grant its own command would make, with its fencing token if it asked for one. An error
+/// (nothing written) if it cannot be made now, in the words its command would get: a token the
+/// server cannot mint, a lease end past what the key can hold, a key of another type where a
+/// token is kept. `None` where a readers-writer waiter is not let in after all (it waits on).
+pub fn in_line(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    name: Arg<'_>,
+    want: &Want,
+    now_ms: i64,
+) -> Option<Result<Option<i64>, CommandError>> {
+    match want {
+        Want::Lock { token, ms, fence } => {
+            let request = Lock {
+                token,
+                ms: *ms,
+                fence: *fence,
+            };
+            Some(lock(ctx, key, name, request, now_ms))
+        }
+        Want::Lease {
+            member,
+            window,
+            permits,
+            separator,
+            fence,
+            ..
+        } => {
+            let member = ctx.string(member);
+            let lease = Lease {
+                member: member.arg(),
+                window: *window,
+                permits: Permits {
+                    count: *permits,
+                    separator: separator.as_deref(),
+                },
+                fence: *fence,
+            };
+            let asked = match lease.ask(ctx, name, now_ms) {
+                Ok(asked) => asked,
+                Err(error) => return Some(Err(error)),
+            };
+            let slots = Slots::of(ctx, member.arg(), lease.permits);
+            let now = seconds_of(now_ms);
+            // A renewal as the command's seat reads it: the member inside its window.
+            let holds = zwindow::holds(&*key, &member.arg(), zwindow::cutoff(now, *window));
+            Some(Ok(asked.write(ctx, key, &slots, now, holds).1))
+        }
+        Want::Read { token, ms, fence }
+        | Want::Write {
+            token, ms, fence, ..
+        } => {
+            let mode = match want {
+                Want::Read { .. } => Mode::Read,
+                _ => Mode::Write,
+            };
+            let token = ctx.string(token);
+            let token = token.arg();
+            // A lease end past what a score holds: refused as the command refuses it.
+            let Some(end_ms) = rwlock::lease_end(now_ms, *ms) else {
+                return Some(Err(CommandError::InvalidExpire));
+            };
+            let how = rwlock::take(mode, holders(key, token, mode, now_ms), false).ok()??;
+            let lease = RwLease {
+                name,
+                token,
+                end_ms,
+                how,
+                fence: *fence,
+                now_ms,
+            };
+            Some(lease.grant(ctx, key, mode))
+        }
+    }
+}
+
+/// Takes back the grants of waiters gone before their reply went out (`revoked`,
+/// `plan::take_back`): the lock if it still holds one of their tokens, a reader's lease, their
+/// members from the window (and a member's fencing token).
+pub fn taken_back(ctx: &Ctx, key: &mut Key<'_>, name: Arg<'_>, revoked: &[Want]) {
+    if revoked.is_empty() {
+        return;
+    }
+    let value = (key.kind() == KeyKind::String)
+        .then(|| key.string())
+        .flatten();
+    let back = plan::take_back(revoked, value);
+    if back.delete_lock {
+        effects::deleted(ctx, key, Deletion::Unlink);
+    }
+    for token in back.readers {
+        reader_released(ctx, key, name, token);
+    }
+    for back in back.members {
+        if key.kind() == KeyKind::SortedSet {
+            let member = ctx.string(back.member);
+            let permits = Permits {
+                count: back.permits,
+                separator: back.separator,
+            };
+            let slots = Slots::of(ctx, member.arg(), permits);
+            if effects::release_members(ctx, key, &slots.members()) {
+                fencing::lease_released(ctx, name, back.member);
+            }
+        }
     }
 }

@@ -1,17 +1,7 @@
-//! GOBLIN.CAD: every row of its page's table (common/rows/), and whole lock and semaphore
-//! lifecycles.
+//! GOBLIN.CAD: whole lock and semaphore lifecycles (its page's rows run in tests/tables.rs).
 
 mod common;
 use common::*;
-
-on_every_server! {
-    /// Every row of its page's table, each with its setup, reply and effect.
-    fn every_row_of_the_page_table(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        run_table(&mut c, "cad", GOBLIN_CAD_ROWS);
-    }
-}
 
 on_every_server! {
     fn comparison_is_binary_safe(flavor: Flavor) {

@@ -46,13 +46,6 @@ fn tat(c: &mut Conn, key: &str) -> u64 {
 }
 
 on_every_server! {
-    /// Every row of its page's table, each with its setup, reply and effect.
-    fn every_row_of_the_page_table(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        run_table(&mut c, "cell", CL_THROTTLE_ROWS);
-    }
-
     /// The rows again, with the AOF on: every TAT stored reaches it (the stream replicas get)
     /// as `SET key tat PXAT ms`, with the key's own value and expiry, and nothing there names
     /// CL.THROTTLE, so a replica without the module rebuilds it.
@@ -193,26 +186,6 @@ on_every_server! {
         }
     }
 
-    /// One instant for a whole MULTI: calls queued together meet the same clock, so their
-    /// replies follow from each other exactly. (Redis 7.0 has no command-time snapshot: each
-    /// call reads the wall clock.)
-    fn calls_in_one_multi_meet_one_instant(flavor: Flavor) {
-        if !flavor.has_command_time_snapshot() {
-            return;
-        }
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        c.call(&["MULTI"]);
-        for _ in 0..4 {
-            throttle(&mut c, &["cell:m", "2", "2000", "1"]);
-        }
-        let replies: Vec<Vec<i64>> = c.call(&["EXEC"]).array().iter().map(fields).collect();
-        // Half a millisecond a token: 0 s, 1 ms (1 s), 1.5 ms (1 s), then refused.
-        assert_eq!(
-            replies,
-            [vec![0, 3, 2, -1, 0], vec![0, 3, 1, -1, 1], vec![0, 3, 0, -1, 1], vec![1, 3, 0, 0, 1]]
-        );
-    }
 }
 
 on_every_server! {
@@ -396,5 +369,26 @@ on_every_server! {
             .args(["--replicaof", "127.0.0.1", &free_port().to_string()])
             .start();
         assert_eq!(loaded.conn().call(&["DBSIZE"]), Reply::Int(6), "loaded from the AOF");
+    }
+}
+
+on_servers_with! {
+    snapshot,
+    "Redis 7.0 has no command-time snapshot: each call in a MULTI reads the wall clock",
+    /// One instant for a whole MULTI: calls queued together meet the same clock, so their
+    /// replies follow from each other exactly.
+    fn calls_in_one_multi_meet_one_instant(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        c.call(&["MULTI"]);
+        for _ in 0..4 {
+            throttle(&mut c, &["cell:m", "2", "2000", "1"]);
+        }
+        let replies: Vec<Vec<i64>> = c.call(&["EXEC"]).array().iter().map(fields).collect();
+        // Half a millisecond a token: 0 s, 1 ms (1 s), 1.5 ms (1 s), then refused.
+        assert_eq!(
+            replies,
+            [vec![0, 3, 2, -1, 0], vec![0, 3, 1, -1, 1], vec![0, 3, 0, -1, 1], vec![1, 3, 0, 0, 1]]
+        );
     }
 }

@@ -1,4 +1,4 @@
-//! GOBLIN.GCRA: every row of its page's table (common/rows/), on every server, and on
+//! GOBLIN.GCRA: its page's rows (run in tests/tables.rs), on every server, and on
 //! Redis's GCRA too where Goblin does not differ on purpose; against the GCRA command Redis
 //! wrote (Redis 8.10.2 built with it compiled back in), call for call; the cases of Redis's own
 //! (disabled) `tests/unit/gcra.tcl`, in our words; its deliberate differences (a string value,
@@ -24,15 +24,6 @@ fn reference() -> Server {
         .binary(redis810_with_gcra())
         .without_module()
         .start()
-}
-
-on_every_server! {
-    /// Every row of its page's table, each with its setup, reply and effect.
-    fn every_row_of_the_page_table(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        run_table(&mut c, "gcra", GOBLIN_GCRA_ROWS);
-    }
 }
 
 on_every_server! {

@@ -1,7 +1,8 @@
-//! A grant made in line is the grant its command makes (src/grant.rs, goblin_core::grant): for
-//! the same state and request, a waiter served in line (GOBLIN.BLOCK, GOBLIN.BZWINDOW) and the
-//! command that grants at once (GOBLIN.LOCK and GOBLIN.BLOCK, GOBLIN.ZWINDOW and
-//! GOBLIN.BZWINDOW) reply alike and leave the same keys, values, expiries and fencing tokens
+//! A grant made in line is the grant its command makes (src/grant.rs, goblin_core::grant and
+//! goblin_core::rwlock): for the same state and request, a waiter served in line (GOBLIN.BLOCK,
+//! GOBLIN.BZWINDOW, GOBLIN.BRLOCK, GOBLIN.BWLOCK) and the command that grants at once
+//! (GOBLIN.LOCK and GOBLIN.BLOCK, GOBLIN.ZWINDOW and GOBLIN.BZWINDOW, GOBLIN.RLOCK and
+//! GOBLIN.BRLOCK, GOBLIN.WLOCK and GOBLIN.BWLOCK) reply alike and leave the same keys, values, expiries and fencing tokens
 //! (new, or a holder's own kept), fire the same keyspace events and replicate the same effects.
 //!
 //! Each case puts two keys in the same state, `line:k` and `cmnd:k`. A waiter waits in line on
@@ -134,6 +135,49 @@ const CASES: &[Case] = &[
             &["ZREM", "{}", "b", "c"],
         ],
         command: &["GOBLIN.ZWINDOW", "{}", "*", "60", "3", "m", "FENCE"],
+    },
+    Case {
+        name: "a reader, and GOBLIN.RLOCK",
+        setup: &[&["GOBLIN.WLOCK", "{}", "h", "600000"]],
+        waiter: &["GOBLIN.BRLOCK", "{}", "t", "30000", "0"],
+        free: &[&["GOBLIN.RWUNLOCK", "{}", "h"]],
+        command: &["GOBLIN.RLOCK", "{}", "t", "30000"],
+    },
+    Case {
+        name: "a fenced reader beside another",
+        setup: &[
+            &["GOBLIN.WLOCK", "{}", "h", "600000", "FENCE"],
+            &["GOBLIN.BRLOCK", "{}", "o", "600000", "0", "FENCE"],
+        ],
+        waiter: &["GOBLIN.BRLOCK", "{}", "t", "30000", "0", "FENCE"],
+        free: &[&["GOBLIN.RWUNLOCK", "{}", "h"]],
+        command: &["GOBLIN.BRLOCK", "{}", "t", "30000", "0", "FENCE"],
+    },
+    Case {
+        name: "a writer, and GOBLIN.WLOCK",
+        setup: &[&["GOBLIN.WLOCK", "{}", "h", "600000"]],
+        waiter: &["GOBLIN.BWLOCK", "{}", "t", "30000", "0"],
+        free: &[&["GOBLIN.RWUNLOCK", "{}", "h"]],
+        command: &["GOBLIN.WLOCK", "{}", "t", "30000"],
+    },
+    Case {
+        name: "a fenced writer after the last reader",
+        setup: &[&["GOBLIN.RLOCK", "{}", "h", "600000", "FENCE"]],
+        waiter: &["GOBLIN.BWLOCK", "{}", "t", "30000", "0", "FENCE"],
+        free: &[&["GOBLIN.RWUNLOCK", "{}", "h"]],
+        command: &["GOBLIN.BWLOCK", "{}", "t", "30000", "0", "FENCE"],
+    },
+    Case {
+        // The waiter reads, and waits for the other reader to leave: promoted, its read token
+        // gone and a new one minted, on both sides.
+        name: "a fenced reader promoted",
+        setup: &[
+            &["GOBLIN.RLOCK", "{}", "t", "600000", "FENCE"],
+            &["GOBLIN.RLOCK", "{}", "o", "600000"],
+        ],
+        waiter: &["GOBLIN.BWLOCK", "{}", "t", "30000", "0", "FENCE"],
+        free: &[&["GOBLIN.RWUNLOCK", "{}", "o"]],
+        command: &["GOBLIN.WLOCK", "{}", "t", "30000", "FENCE"],
     },
 ];
 

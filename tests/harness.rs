@@ -131,3 +131,15 @@ on_every_server! {
         assert_eq!(drop_report(server), None);
     }
 }
+
+on_every_server! {
+    /// The table of what each server can do (`on_servers_with!` runs a test only where its
+    /// capability is, and reports it ignored elsewhere) is what the running server does.
+    fn the_capabilities_table_is_the_servers_own(flavor: Flavor) {
+        let server = Server::builder(flavor).without_replica().start();
+        let mut c = server.conn();
+        for &capability in Capability::ALL {
+            assert_eq!(capability.present(&mut c), flavor.has(capability), "{capability:?}");
+        }
+    }
+}

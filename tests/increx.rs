@@ -1,18 +1,9 @@
-//! GOBLIN.INCREX against real servers: every row of its page's table (common/rows/), the
+//! GOBLIN.INCREX against real servers: its page's rows (run in tests/tables.rs), the
 //! documented session, the edges that span rows, and INCR's own parser as the judge of what a counter
 //! is.
 
 mod common;
 use common::*;
-
-on_every_server! {
-    /// Every row of its page's table, each with its setup, reply and effect.
-    fn every_row_of_the_page_table(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        run_table(&mut c, "increx", GOBLIN_INCREX_ROWS);
-    }
-}
 
 on_every_server! {
     fn the_documented_fixed_window(flavor: Flavor) {

@@ -343,6 +343,91 @@ fn the_server_layer_imports_nothing_above_it() {
     assert!(found.is_empty(), "server/ reaching above it: {found:#?}");
 }
 
+/// The lines of `code` (a file's text) that name a part of the crate outside `allowed`: a
+/// `crate::part` path, in a `use` or anywhere else.
+fn naming_outside(code: &str, allowed: &[&str]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for (at, _) in code.match_indices("crate::") {
+            let part: String = code[at + "crate::".len()..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '{')
+                .collect();
+            // `crate::{a, b}`: every name in the group.
+            let named: Vec<String> = if part.ends_with('{') || part.is_empty() {
+                code[at..]
+                    .split_once('{')
+                    .and_then(|(_, rest)| rest.split_once('}'))
+                    .map(|(group, _)| {
+                        group
+                            .split(',')
+                            .map(|name| name.trim().split("::").next().unwrap_or("").to_string())
+                            .filter(|name| !name.is_empty())
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            } else {
+                vec![part]
+            };
+            for name in named {
+                if !allowed.contains(&name.as_str()) {
+                    found.push(format!("{}: {} ({name})", n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Dependencies point down: commands sit on the line (`src/waiting/`), the line on the grants
+/// (`src/grant.rs`), the grants on fencing and effects, all of them on `src/server/`. Nothing
+/// below calls back up: what a layer may name of the crate, each layer's files checked.
+#[test]
+fn dependencies_point_down() {
+    let layers: &[(&str, &[&str])] = &[
+        (
+            "src/waiting",
+            &["waiting", "grant", "effects", "error", "server"],
+        ),
+        (
+            "src/grant.rs",
+            &["grant", "fencing", "effects", "error", "server"],
+        ),
+        ("src/fencing", &["fencing", "effects", "error", "server"]),
+        ("src/effects.rs", &["effects", "server"]),
+    ];
+    let mut found = Vec::new();
+    for (place, allowed) in layers {
+        let single = root().join(place);
+        let paths = if single.is_file() {
+            vec![single]
+        } else {
+            files(place, &[".rs"])
+        };
+        assert!(!paths.is_empty(), "{place}: nothing to check");
+        for path in paths {
+            for line in naming_outside(&read(&path), allowed) {
+                found.push(format!("{}:{line}", relative(&path)));
+            }
+        }
+    }
+    assert!(found.is_empty(), "a layer reaching above it: {found:#?}");
+    // The check itself catches both spellings of the loop that was: the line calling up into a
+    // command family.
+    assert_eq!(
+        naming_outside("use crate::commands;", layers[0].1).len(),
+        1,
+        "a plain import"
+    );
+    assert_eq!(
+        naming_outside("use crate::{grant, commands::rwlock};", layers[0].1).len(),
+        1,
+        "an import in a group"
+    );
+    assert!(naming_outside("use crate::grant::{self, in_line};", layers[0].1).is_empty());
+}
+
 #[test]
 fn error_texts_live_in_error_rs() {
     let mut found = Vec::new();

@@ -1,4 +1,4 @@
-//! GOBLIN.MGCRA: its page's rows, and its definition checked call for call against GOBLIN.GCRA
+//! GOBLIN.MGCRA: its definition checked call for call against GOBLIN.GCRA
 //! on the same server, inside one MULTI (one command-time snapshot): with one policy it is
 //! GOBLIN.GCRA, reply, TAT and expiry; with several it is GOBLIN.GCRA on each key in turn, the
 //! writes kept only if none refused; a peek writes nothing; a refund moves each TAT back by
@@ -6,14 +6,6 @@
 
 mod common;
 use common::*;
-
-on_every_server! {
-    fn every_row_of_the_page_table(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        run_table(&mut c, "mgcra", GOBLIN_MGCRA_ROWS);
-    }
-}
 
 /// Policy limits, from a quota that one call empties for 10 s to bursts that refill in a few
 /// milliseconds, so that at the test's pace (about a thousand calls a second, each charging up

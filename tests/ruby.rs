@@ -3,7 +3,7 @@
 //! rack-attack's own Redis store with the same expectations, the limiters, the lock, a server
 //! without the module beside) and the example Rack app driven over HTTP (examples/ruby/); every
 //! test must pass, none skipped, and afterwards the server's commandstats must show no script,
-//! no MULTI and no EXPIRE: every count was one Goblin command. Once more on Valkey under RBS's
+//! no MULTI and no EXPIRE: every count was one Goblin command. Once more under RBS's
 //! runtime type checks of ruby/sig/. Then the gem as a user installs
 //! it: `gem build`, and `gem install` of the built gem with no network, into a new gem home.
 
@@ -13,9 +13,14 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// ruby/test/test_rack_attack.rb's 13, test_lock.rb's 12, test_limiter.rb's 8, and the example
+/// ruby/test/test_rack_attack.rb's 16, test_lock.rb's 12, test_limiter.rb's 9, and the example
 /// app's 1.
-const TESTS: u32 = 13 + 12 + 8 + 1;
+const TESTS: u32 = 16 + 12 + 9 + 1;
+
+/// The `SETEX`es redis-activesupport's `ActiveSupport::Cache::RedisStore` sends for the two bans
+/// test_rack_attack.rb has it write beneath GoblinRedis::RackAttackStore (the cache store's own
+/// `write`, as rack-attack's proxy for it calls it): the store's only writes that are not its own.
+const CACHE_STORE_SETEX: u64 = 2;
 
 /// The most a run may take before it is killed as hung (it takes about 10 s).
 const RUN_TIMEOUT: Duration = Duration::from_secs(3 * 60);
@@ -72,7 +77,8 @@ fn command_calls(conn: &mut Conn) -> BTreeMap<String, u64> {
 
 /// The tests that pass ill-typed arguments on purpose (a String period, a Float amount), each
 /// file's `test_arguments_are_checked_where_they_are_given`: under RBS's runtime checks their
-/// call is a type error before the gem's own ArgumentError, so that run leaves them out.
+/// call is a type error before the gem's own ArgumentError, so the typed run leaves them out,
+/// and runs them on their own to prove the checks are on: each fails with RBS's type error.
 const ILL_TYPED: u32 = 3;
 
 /// ruby/test/ and examples/ruby/test_app.rb in one minitest run, on a server in replica mode
@@ -95,28 +101,55 @@ fn run_the_gems_tests(flavor: Flavor, typed: bool) {
         .map(|file| root().join("ruby/test").join(file))
         .into_iter()
         .chain([root().join("examples/ruby/test_app.rb")]);
-    let mut command = Command::new("ruby");
-    command
-        .arg("-I")
-        .arg(root().join("ruby/lib"))
-        .args(["-e", "files, options = ARGV.partition { |arg| arg.end_with?('.rb') }; ARGV.replace(options); files.each { |file| require file }"])
-        .args(files)
-        .current_dir(root())
-        .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
-        .env("GOBLIN_TEST_BARE", format!("127.0.0.1:{}", bare.port));
-    let mut runs = TESTS;
-    if typed {
+    let minitest = |filter: &[&str]| {
+        let mut command = Command::new("ruby");
         command
-            .args(["--exclude", "/arguments_are_checked/"])
-            .env("RUBYOPT", "-rrbs/test/setup")
-            .env("RBS_TEST_TARGET", "GoblinRedis::*")
-            .env(
-                "RBS_TEST_OPT",
-                format!("-I {} -r securerandom", root().join("ruby/sig").display()),
-            )
-            .env("RBS_TEST_LOGLEVEL", "error");
+            .arg("-I")
+            .arg(root().join("ruby/lib"))
+            .args(["-e", "files, options = ARGV.partition { |arg| arg.end_with?('.rb') }; ARGV.replace(options); files.each { |file| require file }"])
+            .args(files.clone())
+            .args(filter)
+            .current_dir(root())
+            .env("GOBLIN_TEST_SERVER", format!("127.0.0.1:{}", server.port))
+            .env("GOBLIN_TEST_BARE", format!("127.0.0.1:{}", bare.port));
+        if typed {
+            command
+                .env("RUBYOPT", "-rrbs/test/setup")
+                .env("RBS_TEST_TARGET", "GoblinRedis::*")
+                .env(
+                    "RBS_TEST_OPT",
+                    format!("-I {} -r securerandom", root().join("ruby/sig").display()),
+                )
+                .env("RBS_TEST_LOGLEVEL", "error");
+        }
+        command
+    };
+    let mut runs = TESTS;
+    let mut command = if typed {
         runs -= ILL_TYPED;
-    }
+        // The checks are on: each ill-typed call fails as RBS's type error.
+        let mut ill_typed = minitest(&["--name", "/arguments_are_checked/"]);
+        let (_, output) = ruby(&format!("{label}, ill-typed"), &mut ill_typed);
+        let expected: BTreeMap<String, u32> = [
+            ("runs", ILL_TYPED),
+            ("failures", ILL_TYPED),
+            ("errors", 0),
+            ("skips", 0),
+        ]
+        .into_iter()
+        .map(|(name, n)| (name.to_string(), n))
+        .collect();
+        let mut got = counts(&output);
+        got.remove("assertions");
+        assert_eq!(got, expected, "{label}, ill-typed:\n{output}");
+        let caught = output
+            .matches("Class: <RBS::Test::Tester::TypeError>")
+            .count();
+        assert_eq!(caught, ILL_TYPED as usize, "{label}, ill-typed:\n{output}");
+        minitest(&["--exclude", "/arguments_are_checked/"])
+    } else {
+        minitest(&[])
+    };
     let (success, output) = ruby(&label, &mut command);
     assert!(success, "{label}:\n{output}");
     let expected: BTreeMap<String, u32> =
@@ -141,7 +174,6 @@ fn run_the_gems_tests(flavor: Flavor, typed: bool) {
         "exec",
         "expire",
         "pexpire",
-        "setex",
     ] {
         assert_eq!(
             calls.get(forbidden).copied().unwrap_or(0),
@@ -149,6 +181,11 @@ fn run_the_gems_tests(flavor: Flavor, typed: bool) {
             "{label}: {forbidden} was called: {calls:?}"
         );
     }
+    assert_eq!(
+        calls.get("setex").copied().unwrap_or(0),
+        CACHE_STORE_SETEX,
+        "{label}: SETEX beside redis-activesupport's bans: {calls:?}"
+    );
     for command in [
         "goblin.increx",
         "goblin.gcra",
@@ -177,10 +214,11 @@ on_every_server! {
     }
 }
 
-/// Once, on Valkey: the same tests under RBS's runtime type checks.
-#[test]
-fn the_gems_tests_under_rbs_type_checks() {
-    run_the_gems_tests(Flavor::Valkey91, true);
+on_every_server! {
+    /// The same tests under RBS's runtime type checks.
+    fn the_gems_tests_under_rbs_type_checks(flavor: Flavor) {
+        run_the_gems_tests(flavor, true);
+    }
 }
 
 /// The first quoted text on the line of `text` that starts with `start` (after indentation).

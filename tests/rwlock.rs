@@ -268,14 +268,26 @@ on_every_server! {
         let mut c = server.conn();
         for how in ["timeout", "TIMEOUT", "ERROR", "KILL"] {
             assert_eq!(c.call(&["GOBLIN.RLOCK", "doc", "r", "60000"]), ok());
-            let timeout = if how == "timeout" { "0.3" } else { "0" };
             let mut w = server.conn();
             let id = w.call(&["CLIENT", "ID"]).int().to_string();
-            w.send(&["GOBLIN.BWLOCK", "doc", "w", "60000", timeout]).unwrap();
-            until_blocked(&mut c, 1);
-            let mut r2 = waiter(&server, &["GOBLIN.BRLOCK", "doc", "r2", "60000", "10"]);
-            until_blocked(&mut c, 2);
-            assert_eq!(r2.reply_within(QUICK), None, "{how}: behind the writer");
+            let mut r2 = server.conn();
+            let before_ms = server_ms(&mut c);
+            if how == "timeout" {
+                // The writer's 300 ms run from its own call: the server is stopped while both
+                // calls are sent, so it reads them in one turn, the reader behind the writer
+                // before any of the writer's time can pass. The reader's grant then comes no
+                // sooner than the writer's timeout, by the server's clock.
+                server.pause();
+                w.send(&["GOBLIN.BWLOCK", "doc", "w", "60000", "0.3"]).unwrap();
+                r2.send(&["GOBLIN.BRLOCK", "doc", "r2", "60000", "10"]).unwrap();
+                server.resume();
+            } else {
+                w.send(&["GOBLIN.BWLOCK", "doc", "w", "60000", "0"]).unwrap();
+                until_blocked(&mut c, 1);
+                r2.send(&["GOBLIN.BRLOCK", "doc", "r2", "60000", "10"]).unwrap();
+                until_blocked(&mut c, 2);
+                assert_eq!(r2.reply_within(QUICK), None, "{how}: behind the writer");
+            }
             match how {
                 "timeout" => {}
                 "KILL" => assert_eq!(c.call(&["CLIENT", "KILL", "ID", &id]), Reply::Int(1)),
@@ -287,6 +299,11 @@ on_every_server! {
                 _ => {}
             }
             assert_eq!(r2.reply_within(LONG), Some(ok()), "{how}");
+            if how == "timeout" {
+                let end: f64 = c.call(&["ZSCORE", "doc", "r2"]).text().parse().expect("a score");
+                let granted_ms = end as i64 - 60_000;
+                assert!(granted_ms >= before_ms + 300, "{how}: r2 granted at {granted_ms}, before the writer's 300 ms from {before_ms}");
+            }
             assert_eq!(readers(&mut c, "doc"), ["r", "r2"], "{how}");
             assert_eq!(held(&mut c, "doc", "w"), Reply::Nil, "{how}");
             assert_eq!(waiting(&mut c), 0, "{how}");

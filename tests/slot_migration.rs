@@ -496,9 +496,7 @@ fn check_models(c: &mut Conn, report: &Report, label: &str) {
 /// replica per primary if `replicas`.
 fn slots_move_and_back_under_clients(flavor: Flavor, replicas: bool) {
     let first = cluster_node(flavor, &[]);
-    if !has_atomic_slot_migration(&mut first.conn()) {
-        return;
-    }
+    assert!(has_atomic_slot_migration(&mut first.conn()));
     let primaries = vec![first, cluster_node(flavor, &[])];
     let replicas: Vec<Server> = (0..if replicas { 2 } else { 0 })
         .map(|_| cluster_node(flavor, &[]))
@@ -576,7 +574,9 @@ fn slots_move_and_back_under_clients(flavor: Flavor, replicas: bool) {
     }
 }
 
-on_every_server! {
+on_servers_with! {
+    atomic_slot_migration,
+    "atomic slot migration (CLUSTER MIGRATESLOTS) is Valkey 9's",
     /// Every slot to the other primary and back under redis-py's and ioredis's cluster clients.
     fn every_slot_moves_and_back_under_the_clients(flavor: Flavor) {
         slots_move_and_back_under_clients(flavor, false);
@@ -588,16 +588,16 @@ on_every_server! {
     }
 }
 
-on_every_server! {
+on_servers_with! {
+    atomic_slot_migration,
+    "atomic slot migration (CLUSTER MIGRATESLOTS) is Valkey 9's",
     /// The source's clock runs 2 s ahead of the target's, within a `fence-margin-ms` of 3 s: a
     /// token minted on the target after the move exceeds the source's, though the key's stored
     /// token is gone (its lease released and ended), as a promoted replica's do. Without the
     /// target starting a margin ahead on taking the slots over, its clock alone would mint below.
     fn tokens_after_a_move_exceed_the_sources(flavor: Flavor) {
         let first = cluster_node(flavor, &["fence-margin-ms", "3000", "fence-clock-offset-ms", "2000"]);
-        if !has_atomic_slot_migration(&mut first.conn()) {
-            return;
-        }
+        assert!(has_atomic_slot_migration(&mut first.conn()));
         let nodes = vec![first, cluster_node(flavor, &["fence-margin-ms", "3000"])];
         form(&nodes, &[]);
         let (a, b) = (&nodes[0], &nodes[1]);
@@ -659,9 +659,7 @@ fn import_client(c: &mut Conn) -> String {
 /// had happened; and the slots move afterwards all the same.
 fn interrupted_migration_leaves_both_nodes_as_they_were(flavor: Flavor, how: Interruption) {
     let first = cluster_node(flavor, &[]);
-    if !has_atomic_slot_migration(&mut first.conn()) {
-        return;
-    }
+    assert!(has_atomic_slot_migration(&mut first.conn()));
     let nodes = vec![first, cluster_node(flavor, &[])];
     form(&nodes, &[]);
     let (a, b) = (&nodes[0], &nodes[1]);
@@ -777,7 +775,9 @@ fn info_section(c: &mut Conn, section: &str) -> String {
     c.call(&["INFO", section]).text()
 }
 
-on_every_server! {
+on_servers_with! {
+    atomic_slot_migration,
+    "atomic slot migration (CLUSTER MIGRATESLOTS) is Valkey 9's",
     /// Cancelled midway by `CLUSTER CANCELSLOTMIGRATIONS`.
     fn a_cancelled_migration_leaves_both_nodes_as_they_were(flavor: Flavor) {
         interrupted_migration_leaves_both_nodes_as_they_were(flavor, Interruption::Cancelled);
@@ -789,7 +789,9 @@ on_every_server! {
     }
 }
 
-on_every_server! {
+on_servers_with! {
+    atomic_slot_migration,
+    "atomic slot migration (CLUSTER MIGRATESLOTS) is Valkey 9's",
     /// When a slot moves, the waiters parked on the source for its keys are answered at once
     /// with the redirect a BLPOP waiter on the same slot gets, `-MOVED slot host:port` of the new
     /// owner: GOBLIN.BLOCK's and GOBLIN.BZWINDOW's alike, never granted there and never left to
@@ -798,9 +800,7 @@ on_every_server! {
     /// holders release them, with larger tokens.
     fn waiters_on_a_moved_slot_get_the_redirect_blpop_gets(flavor: Flavor) {
         let first = cluster_node(flavor, &[]);
-        if !has_atomic_slot_migration(&mut first.conn()) {
-            return;
-        }
+        assert!(has_atomic_slot_migration(&mut first.conn()));
         let nodes = vec![first, cluster_node(flavor, &[])];
         form(&nodes, &[]);
         let (a, b) = (&nodes[0], &nodes[1]);
@@ -860,7 +860,9 @@ on_every_server! {
     }
 }
 
-on_every_server! {
+on_servers_with! {
+    atomic_slot_migration,
+    "atomic slot migration (CLUSTER MIGRATESLOTS) is Valkey 9's",
     /// The grants Goblin writes on the source while the slots stream, for waiters whose turn
     /// comes there without a command of theirs (after another client's release, or on a timer
     /// when a lock expires), reach the target once, with their fencing tokens' keys and their
@@ -868,9 +870,7 @@ on_every_server! {
     /// source held, and the waiters hold the locks and the lease there.
     fn grants_made_while_the_slots_stream_reach_the_target(flavor: Flavor) {
         let first = cluster_node(flavor, &[]);
-        if !has_atomic_slot_migration(&mut first.conn()) {
-            return;
-        }
+        assert!(has_atomic_slot_migration(&mut first.conn()));
         let nodes = vec![first, cluster_node(flavor, &[])];
         form(&nodes, &[]);
         let (a, b) = (&nodes[0], &nodes[1]);

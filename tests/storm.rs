@@ -196,6 +196,8 @@ fn judge(name: &str, args: &[Vec<u8>], reply: &Reply, shown: &dyn Fn() -> String
         ZWINDOW_NOT_COST_ENTRIES,
         FENCE_NO_SLOT_TAG,
         FENCE_CLOCK_BEHIND,
+        FENCE_LATEST_WRONG_TYPE,
+        FENCE_OWN_WRONG_TYPE,
         TOO_MANY_PERMITS,
     ];
     match (name, reply) {
@@ -257,6 +259,34 @@ fn judge(name: &str, args: &[Vec<u8>], reply: &Reply, shown: &dyn Fn() -> String
     }
 }
 
+/// Keys of other types where Goblin keeps fencing tokens, for half the keys the storm names:
+/// each key's latest token's name, and its holders' own for the members it names most. A client
+/// that may write a key's hash tag can make them; every command must then refuse or leave them,
+/// never write over them, and never fail inside. Their names.
+fn plant_where_tokens_are_kept(c: &mut Conn) -> Vec<String> {
+    let mut planted = Vec::new();
+    for n in (0..12).step_by(2) {
+        for pool in ["g", "n"] {
+            let key = format!("{pool}{n}");
+            let latest = format!("{{{key}}}\0goblin:fence\0{key}");
+            planted.push(latest.clone());
+            for member in ["a", "b", "worker-1", ""] {
+                planted.push(format!("{latest}\0{member}"));
+            }
+        }
+    }
+    for (i, name) in planted.iter().enumerate() {
+        let reply = match i % 4 {
+            0 => c.call(&["RPUSH", name, "x"]),
+            1 => c.call(&["HSET", name, "f", "v"]),
+            2 => c.call(&["SADD", name, "x"]),
+            _ => c.call(&["XADD", name, "*", "f", "v"]),
+        };
+        assert!(!reply.is_error(), "{name:?}: {reply:?}");
+    }
+    planted
+}
+
 fn check(shape: &Shape, args: &[Vec<u8>], reply: &Reply) {
     let shown = || {
         args.iter()
@@ -269,6 +299,7 @@ fn check(shape: &Shape, args: &[Vec<u8>], reply: &Reply) {
         return;
     }
     if let Reply::Error(e) = reply {
+        assert!(!e.contains("internal error"), "{}: {e}", shown());
         // The module's own arity check (GOBLIN.GCRA's "at most six"), its expiry error, or one
         // of the texts the docs list.
         let own = [
@@ -291,6 +322,7 @@ on_every_server! {
         let server = Server::builder(flavor).args(["--hz", "200"]).start();
         let mut c = server.conn();
         let shapes = module_commands(&mut c);
+        let planted = plant_where_tokens_are_kept(&mut c);
         let mut rng = Rng::new(0x5707_2026 ^ flavor as u64);
         let mut big_left = 6;
         let (mut replies_seen, mut errors) = (0, 0);
@@ -343,6 +375,9 @@ on_every_server! {
         // `g` keys) expires, but a lock taken without a lease and a fixed window of 0; the
         // stand-ins may leave strings without a TTL, as the natives do.
         for key in c.call(&["KEYS", "*"]).texts() {
+            if planted.contains(&key) {
+                continue;
+            }
             let kind = c.call(&["TYPE", &key]).status();
             let pttl = c.call(&["PTTL", &key]).int();
             let own = key.starts_with('g');
@@ -361,5 +396,9 @@ on_every_server! {
                 other => panic!("{key} is a {other}"),
             }
         }
+        for key in &planted {
+            assert_ne!(c.call(&["TYPE", key]), Reply::Status("string".into()), "{key:?} was written over");
+        }
+        assert!(!server.log().contains("internal error"), "{}", server.log());
     }
 }

@@ -1,17 +1,8 @@
-//! GOBLIN.ZWINDOW against real servers: every row of its page's table (common/rows/), the
+//! GOBLIN.ZWINDOW against real servers: its page's rows (run in tests/tables.rs), the
 //! documented sessions verbatim, and every rule of the algorithm.
 
 mod common;
 use common::*;
-
-on_every_server! {
-    /// Every row of its page's table, each with its setup, reply and effect.
-    fn every_row_of_the_page_table(flavor: Flavor) {
-        let server = Server::start(flavor);
-        let mut c = server.conn();
-        run_table(&mut c, "zwindow", GOBLIN_ZWINDOW_ROWS);
-    }
-}
 
 on_every_server! {
     fn the_documented_sliding_limiter(flavor: Flavor) {

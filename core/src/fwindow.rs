@@ -7,6 +7,13 @@
 //! new, or has no TTL (a counter set without one), and is otherwise left running: a fixed
 //! window. No server here: the module reads the key, asks this module, and writes what it says
 //! (`increx::CounterPlan`, as GOBLIN.INCREX's counter is written).
+//!
+//! A window is half-open on the server's clock: armed at `start`, it counts calls in
+//! `[start, start + window)` and has ended at `start + window`, the millisecond its key expires.
+//! The server still holds a key in that millisecond (it drops one only once its clock is past
+//! the expiry, though `EXPIRE` and `SET` take an expiry of now as already past); here a key
+//! whose expiry is now, or before, is a window that has ended (`ended`): a call starts a new
+//! one, counting from 0, and a read finds none.
 
 use crate::increx::{CounterError, CounterPlan, CounterTtl};
 
@@ -38,9 +45,21 @@ pub struct Hit {
     pub limit: Option<(i64, Over)>,
 }
 
-/// The counter as it stands: its value, and the milliseconds its key has left (`None`: no
-/// TTL). `None` for a missing key.
+/// The counter as it stands: its value, and the milliseconds from now until its key expires
+/// (`None`: no TTL; 0 or less: its window has ended, see `ended`). `None` for a missing key.
 pub type Standing = Option<(i64, Option<i64>)>;
+
+/// Whether the key holds a window that has ended: it expires in this very millisecond, or
+/// before (a key the server has not dropped yet). The caller drops such a key, as the server
+/// drops an expired one, before it writes what the decision says.
+pub fn ended(standing: Standing) -> bool {
+    matches!(standing, Some((_, Some(left_ms))) if left_ms <= 0)
+}
+
+/// The counter as the decisions see it: a window that has ended is no window.
+pub fn live(standing: Standing) -> Standing {
+    standing.filter(|_| !ended(standing))
+}
 
 /// What a call does: the counter written as GOBLIN.INCREX writes one, and the reply, the count
 /// and the milliseconds until the key expires (-1: it does not).
@@ -57,8 +76,10 @@ impl Outcome {
     }
 }
 
-/// Decides one call at `now_ms`. Fails without side effects, so the caller writes nothing.
+/// Decides one call at `now_ms`. Fails without side effects, so the caller writes nothing. A
+/// window that has ended (`ended`) counts as none: the call starts a new one.
 pub fn hit(standing: Standing, hit: &Hit, now_ms: i64) -> Result<Outcome, CounterError> {
+    let standing = live(standing);
     let before = standing.map_or(0, |(value, _)| value);
     let value = before
         .checked_add(hit.by)
@@ -131,14 +152,16 @@ pub struct Several {
 
 /// Decides a GOBLIN.MFWINDOW call: every group counts `by` on its key, as GOBLIN.FWINDOW
 /// without options would, in order (a key named twice sees the first group's count), and the
-/// call is allowed only if no count goes above its group's limit.
+/// call is allowed only if no count goes above its group's limit. A window that has ended
+/// (`ended`) counts as none: allowed, the call starts a new one; refused, it stands as a
+/// missing key.
 pub fn several(
     standing: &[Standing],
     groups: &[Group],
     by: i64,
     now_ms: i64,
 ) -> Result<Several, CounterError> {
-    let mut keys: Vec<Standing> = standing.to_vec();
+    let mut keys: Vec<Standing> = standing.iter().copied().map(live).collect();
     // Each key's write: its last count, what all its groups added, its TTL if one armed it.
     let mut writes: Vec<Option<CounterPlan>> = vec![None; standing.len()];
     let mut after = Vec::with_capacity(groups.len());
@@ -199,10 +222,12 @@ pub fn several(
     };
     let groups = groups
         .iter()
-        .map(|group| match standing.get(group.key).copied().flatten() {
-            Some((value, left)) => [value, left.unwrap_or(-1)],
-            None => [0, -2],
-        })
+        .map(
+            |group| match standing.get(group.key).copied().and_then(live) {
+                Some((value, left)) => [value, left.unwrap_or(-1)],
+                None => [0, -2],
+            },
+        )
         .collect();
     Ok(Several {
         refused: true,
@@ -239,6 +264,49 @@ mod tests {
         let later = call(Some((1, Some(1200))), 1500, 1, None);
         assert_eq!(later.reply(), [2, 1200]);
         assert_eq!(later.write.ttl, CounterTtl::Keep);
+    }
+
+    #[test]
+    fn a_window_ends_in_the_millisecond_its_key_expires() {
+        // Its last millisecond is the one before: there the call counts in it.
+        let last = call(Some((7, Some(1))), 1500, 1, None);
+        assert_eq!(last.reply(), [8, 1]);
+        assert_eq!(last.write.ttl, CounterTtl::Keep);
+        // Expiring now, or before (a key the server has not dropped yet): a new window, from 0.
+        for left in [0, -1, -250] {
+            let anew = call(Some((7, Some(left))), 1500, 2, None);
+            assert_eq!(anew.reply(), [2, 1500], "{left} ms left");
+            assert_eq!(anew.write.ttl, CounterTtl::ArmAt(NOW + 1500));
+            assert_eq!((anew.write.value, anew.write.by), (2, 2));
+        }
+        // Without a window the new counter has no TTL; above a limit as any first call is.
+        let forever = call(Some((7, Some(0))), 0, 3, None);
+        assert_eq!(forever.reply(), [3, -1]);
+        assert_eq!(forever.write.ttl, CounterTtl::Keep);
+        let blocked = call(Some((7, Some(0))), 1500, 5, Some((3, Over::Block(60_000))));
+        assert_eq!(blocked.reply(), [5, 60_000], "crossing the limit from 0");
+        assert_eq!(
+            call(Some((7, Some(0))), 1500, 1, Some((3, Over::Block(60_000)))).reply(),
+            [1, 1500],
+            "the old count is gone"
+        );
+        // No overflow from a count that ended.
+        assert_eq!(
+            call(Some((i64::MAX, Some(0))), 1500, 1, None).reply(),
+            [1, 1500]
+        );
+    }
+
+    #[test]
+    fn ended_is_an_expiry_now_or_before() {
+        assert!(ended(Some((1, Some(0)))));
+        assert!(ended(Some((1, Some(-1)))));
+        assert!(!ended(Some((1, Some(1)))));
+        assert!(!ended(Some((1, None))));
+        assert!(!ended(None));
+        assert_eq!(live(Some((1, Some(0)))), None);
+        assert_eq!(live(Some((1, Some(1)))), Some((1, Some(1))));
+        assert_eq!(live(Some((1, None))), Some((1, None)));
     }
 
     #[test]
@@ -401,6 +469,36 @@ mod tests {
                 .retry_after_ms,
             700
         );
+    }
+
+    #[test]
+    fn several_windows_that_ended_start_anew_or_stand_as_missing() {
+        let standing = [Some((9, Some(0))), Some((3, Some(500)))];
+        let allowed = several(&standing, &groups(&[(0, 9), (1, 5)]), 1, NOW).unwrap();
+        assert!(!allowed.refused, "the ended window's 9 is gone");
+        assert_eq!(allowed.groups, [[1, 1000], [4, 500]]);
+        assert_eq!(
+            allowed.writes[0],
+            (
+                0,
+                CounterPlan {
+                    value: 1,
+                    by: 1,
+                    ttl: CounterTtl::ArmAt(NOW + 1000)
+                }
+            )
+        );
+        let refused = several(&standing, &groups(&[(0, 9), (1, 3)]), 1, NOW).unwrap();
+        assert!(refused.refused);
+        assert_eq!(refused.retry_after_ms, 500);
+        assert_eq!(refused.groups, [[0, -2], [3, 500]], "as they stand");
+        let ended_refuses = several(&[Some((0, Some(-1)))], &groups(&[(0, 1)]), 2, NOW).unwrap();
+        assert_eq!(
+            (ended_refuses.refused, ended_refuses.retry_after_ms),
+            (true, -1),
+            "n above the limit never resets, ended or not"
+        );
+        assert_eq!(ended_refuses.groups, [[0, -2]]);
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! when the server delivers its reply, times it out, or drops it. A waiter dropped after its
 //! grant but before its reply leaves a grant nobody will use: the line keeps it as `revoked`,
 //! for the module to take back (delete the lock if it still holds that token, remove the
-//! member).
+//! member). A grant answered is still not its holder's until the server has written the reply
+//! out to the holder's connection: until then it is kept as `delivering`, by client, and a
+//! client that goes first has its grants revoked the same way (`disconnected`).
 //!
 //! Waiters who ask alike (a lock; or a lease of the same window and limit) form a group, served
 //! strictly in arrival order. The groups of one key are served in the arrival order of their
@@ -147,12 +149,10 @@ pub enum State {
     /// the server's out-of-memory error, as a blocked command of the server's own gets when it
     /// is served then.
     OutOfMemory,
-    /// Its turn came, and it asked for a fencing token the server could not mint (its clock is
-    /// behind a stored one: `fence::skewed`): nothing was written, and its reply says so.
-    ClockBehind,
-    /// Its turn came, and its lease's end no longer fits 64-bit milliseconds (`grant`): nothing
-    /// was written, and its reply is its command's `invalid expire time`.
-    InvalidExpire,
+    /// Its turn came, and its grant could not be made: nothing was written, and its reply is the
+    /// error its own command would get now (the module keeps which: a token it cannot mint, a
+    /// lease end past 64-bit milliseconds, a key of another type where a token is kept).
+    Refused,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -208,8 +208,19 @@ pub struct WaitLists {
     lines: BTreeMap<LineId, Line>,
     by_key: BTreeMap<i32, BTreeMap<Vec<u8>, LineId>>,
     waiters: BTreeMap<WaiterId, Waiter>,
+    /// Grants answered whose reply the server has not written out yet, by the client they
+    /// were answered to (`answered`).
+    delivering: BTreeMap<u64, Vec<Delivery>>,
     next_line: LineId,
     next_waiter: WaiterId,
+}
+
+/// A grant answered to a client, whose reply is not out yet: where, and what to take back.
+#[derive(Debug, Clone, PartialEq)]
+struct Delivery {
+    db: i32,
+    key: Vec<u8>,
+    want: Want,
 }
 
 impl WaitLists {
@@ -218,6 +229,7 @@ impl WaitLists {
             lines: BTreeMap::new(),
             by_key: BTreeMap::new(),
             waiters: BTreeMap::new(),
+            delivering: BTreeMap::new(),
             next_line: 0,
             next_waiter: 0,
         }
@@ -248,26 +260,7 @@ impl WaitLists {
     /// A newcomer at the end of the line of `key`, behind everyone, in the group of those who
     /// ask as it does; its id, never 0.
     pub fn join(&mut self, db: i32, key: &[u8], want: Want) -> WaiterId {
-        let line = match self.line_of(db, key) {
-            Some(line) => line,
-            None => {
-                self.next_line += 1;
-                let line = self.next_line;
-                self.lines.insert(
-                    line,
-                    Line {
-                        db,
-                        key: key.to_vec(),
-                        ..Line::default()
-                    },
-                );
-                self.by_key
-                    .entry(db)
-                    .or_default()
-                    .insert(key.to_vec(), line);
-                line
-            }
-        };
+        let line = self.line_for(db, key);
         self.next_waiter += 1;
         let id = self.next_waiter;
         let ask = want.ask();
@@ -295,6 +288,28 @@ impl WaitLists {
 
     /// Marks `id` served (`Granted`, with its fencing token if it asked for one; or refused):
     /// it waits no more, and its reply is due.
+    /// The line of `key`, opened if it has none.
+    fn line_for(&mut self, db: i32, key: &[u8]) -> LineId {
+        if let Some(line) = self.line_of(db, key) {
+            return line;
+        }
+        self.next_line += 1;
+        let line = self.next_line;
+        self.lines.insert(
+            line,
+            Line {
+                db,
+                key: key.to_vec(),
+                ..Line::default()
+            },
+        );
+        self.by_key
+            .entry(db)
+            .or_default()
+            .insert(key.to_vec(), line);
+        line
+    }
+
     pub fn serve(&mut self, id: WaiterId, state: State, token: Option<i64>) {
         let Some(waiter) = self.waiters.get_mut(&id) else {
             return;
@@ -317,9 +332,7 @@ impl WaitLists {
         if let Some(line) = self.lines.get_mut(&waiter.line) {
             match waiter.state {
                 State::Waiting => stand_down(line, id),
-                State::Granted | State::OutOfMemory | State::ClockBehind | State::InvalidExpire => {
-                    line.served -= 1
-                }
+                State::Granted | State::OutOfMemory | State::Refused => line.served -= 1,
             }
             if revoke && waiter.state == State::Granted {
                 line.revoked.push(waiter.want.clone());
@@ -329,6 +342,56 @@ impl WaitLists {
     }
 
     /// The grants to take back, taken out of the line.
+    /// `id` is answered (woken, or served as the server asked), to `client`: it leaves its
+    /// line, and a grant it was answered stays revocable until the server has written the reply
+    /// out (`delivered`): a client that goes before (`disconnected`) never had it. Client 0 is
+    /// none the server names: its grant is its holder's at once. Returns what it was.
+    pub fn answered(&mut self, id: WaiterId, client: u64) -> Option<Waiter> {
+        let waiter = self.leave(id, false)?;
+        if waiter.state == State::Granted && client != 0 {
+            let line = self.lines.get(&waiter.line);
+            if let Some(line) = line {
+                let delivery = Delivery {
+                    db: line.db,
+                    key: line.key.clone(),
+                    want: waiter.want.clone(),
+                };
+                self.delivering.entry(client).or_default().push(delivery);
+            }
+        }
+        Some(waiter)
+    }
+
+    /// Whether a grant answered waits for its reply to go out.
+    pub fn delivering(&self) -> bool {
+        !self.delivering.is_empty()
+    }
+
+    /// The server has written out every reply answered so far: those grants are their
+    /// holders'.
+    pub fn delivered(&mut self) {
+        self.delivering.clear();
+    }
+
+    /// `client` is gone: the grants answered to it whose reply never went out are revoked, each
+    /// in its key's line (opened again if the key has none). The lines to look at.
+    pub fn disconnected(&mut self, client: u64) -> Vec<LineId> {
+        let Some(deliveries) = self.delivering.remove(&client) else {
+            return Vec::new();
+        };
+        let mut lines = Vec::with_capacity(deliveries.len());
+        for delivery in deliveries {
+            let line = self.line_for(delivery.db, &delivery.key);
+            if let Some(state) = self.lines.get_mut(&line) {
+                state.revoked.push(delivery.want);
+            }
+            if !lines.contains(&line) {
+                lines.push(line);
+            }
+        }
+        lines
+    }
+
     pub fn take_revoked(&mut self, line: LineId) -> Vec<Want> {
         self.lines
             .get_mut(&line)
@@ -571,6 +634,74 @@ mod tests {
         assert_eq!(lists.retire_if_idle(line), None, "kept until taken back");
         assert_eq!(lists.take_revoked(line), [lock("a")]);
         assert!(lists.retire_if_idle(line).is_some());
+    }
+
+    #[test]
+    fn a_grant_answered_to_a_client_that_goes_before_its_reply_is_out_is_taken_back() {
+        let mut lists = WaitLists::new();
+        let a = lists.join(0, b"k", lock("a"));
+        let b = lists.join(0, b"k", lock("b"));
+        let line = lists.line_of(0, b"k").unwrap();
+        lists.serve(a, State::Granted, None);
+        assert_eq!(lists.answered(a, 7).map(|waiter| waiter.id), Some(a));
+        assert!(lists.delivering());
+        assert!(lists.disconnected(8).is_empty(), "another client");
+        assert_eq!(lists.disconnected(7), [line]);
+        assert_eq!(lists.take_revoked(line), [lock("a")]);
+        assert!(lists.disconnected(7).is_empty(), "once");
+        assert!(!lists.delivering());
+        assert!(lists.waiter(b).is_some(), "b waits on");
+    }
+
+    #[test]
+    fn a_grant_whose_reply_went_out_is_its_holders() {
+        let mut lists = WaitLists::new();
+        let a = lists.join(0, b"k", lock("a"));
+        let line = lists.line_of(0, b"k").unwrap();
+        lists.serve(a, State::Granted, None);
+        lists.answered(a, 7);
+        assert!(lists.retire_if_idle(line).is_some(), "nobody stands in it");
+        lists.delivered();
+        assert!(lists.disconnected(7).is_empty());
+        assert_eq!(lists.lines(), 0);
+    }
+
+    #[test]
+    fn a_revoked_grant_opens_its_keys_line_again() {
+        let mut lists = WaitLists::new();
+        let a = lists.join(3, b"k", lease("a", 1));
+        let line = lists.line_of(3, b"k").unwrap();
+        lists.serve(a, State::Granted, None);
+        lists.answered(a, 7);
+        lists.retire_if_idle(line);
+        assert_eq!(lists.line_of(3, b"k"), None);
+        let opened = lists.disconnected(7);
+        assert_eq!(opened.len(), 1);
+        assert_eq!(lists.line_of(3, b"k"), Some(opened[0]));
+        assert_eq!(
+            lists.retire_if_idle(opened[0]),
+            None,
+            "kept until taken back"
+        );
+        assert_eq!(lists.take_revoked(opened[0]), [lease("a", 1)]);
+        assert!(lists.retire_if_idle(opened[0]).is_some());
+    }
+
+    #[test]
+    fn only_a_grant_is_delivered() {
+        let mut lists = WaitLists::new();
+        let a = lists.join(0, b"k", lock("a"));
+        let b = lists.join(0, b"k", lock("b"));
+        lists.serve(a, State::Refused, None);
+        lists.answered(a, 7);
+        lists.answered(b, 8);
+        let c = lists.join(0, b"k", lock("c"));
+        lists.serve(c, State::Granted, None);
+        lists.answered(c, 0);
+        assert!(
+            !lists.delivering(),
+            "an error, a waiter not served, a client with no id"
+        );
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! GOBLIN.FWINDOW's and GOBLIN.MFWINDOW's decisions on any counter, window, increment and limit:
-//! never a panic; the count is the value plus the increment, or an overflow error; a TTL set
-//! is in the future and is what the reply says; a running window is kept unless a call over the
-//! limit changes it as its option says; and several windows write all or nothing.
+//! never a panic; the count is the value plus the increment (from 0 where the window has ended,
+//! its key expiring now or before), or an overflow error; a TTL set is in the future and is what
+//! the reply says; a running window is kept unless a call over the limit changes it as its
+//! option says, and one that has ended never is; and several windows write all or nothing.
 #![no_main]
 
-use goblin_core::fwindow::{hit, several, Group, Hit, Over, BACKOFF_CAP_MS};
+use goblin_core::fwindow::{ended, hit, live, several, Group, Hit, Over, BACKOFF_CAP_MS};
 use goblin_core::increx::{CounterError, CounterTtl};
 use libfuzzer_sys::fuzz_target;
 
@@ -17,7 +18,8 @@ fuzz_target!(|data: &[u8]| {
     let word = |i: usize| i64::from_le_bytes(data[i..i + 8].try_into().unwrap());
     let (value, left, window, by, limit) = (word(0), word(8), word(16), word(24), word(32));
     let window = window.rem_euclid(1 << 40);
-    let left = (left % 3 != 0).then_some(left.rem_euclid(1 << 40));
+    // Milliseconds left, some of them 0 or less: a window that has ended.
+    let left = (left % 3 != 0).then_some(left % (1 << 40));
     let standing = (!data[40].is_multiple_of(4)).then_some((value, left));
     let over = match data[40] / 4 % 5 {
         0 => None,
@@ -31,7 +33,7 @@ fuzz_target!(|data: &[u8]| {
         by,
         limit: over.map(|over| (limit, over)),
     };
-    let before = standing.map_or(0, |(value, _)| value);
+    let before = live(standing).map_or(0, |(value, _)| value);
     match hit(standing, &call, NOW) {
         Err(CounterError::IncrementOverflow) => assert!(before.checked_add(by).is_none()),
         Err(CounterError::ExpireOverflow) => {}
@@ -49,14 +51,15 @@ fuzz_target!(|data: &[u8]| {
                                 .max(window)
                                 .max(limit.rem_euclid(1 << 40) + 1)
                     );
-                    let kept = standing.and_then(|(_, left)| left).is_some();
+                    let kept = live(standing).and_then(|(_, left)| left).is_some();
                     assert!(
                         !kept || over_limit,
                         "a running window moved below the limit"
                     );
                 }
                 CounterTtl::Keep => {
-                    let left = standing.and_then(|(_, left)| left);
+                    assert!(!ended(standing) || window == 0, "an ended window kept");
+                    let left = live(standing).and_then(|(_, left)| left);
                     assert_eq!(outcome.ttl_ms, left.unwrap_or(-1));
                     assert!(
                         left.is_some() || window == 0,

@@ -3,6 +3,7 @@
 // goblin-redis's, and the same outcome, read on the server where it is a TTL. Where goblin-redis
 // differs on purpose (docs/node.md), the difference is asserted as documented.
 import { strict as assert } from 'node:assert'
+import { createRequire } from 'node:module'
 import { after, before, describe, it } from 'node:test'
 import express from 'express'
 import { rateLimit } from 'express-rate-limit'
@@ -13,10 +14,42 @@ import { ThrottlerStorageRedisService } from '@nest-lab/throttler-storage-redis'
 import { GoblinModuleError, RateLimiterGoblin, RateLimiterGoblinUnion } from 'goblin-redis'
 import { GoblinStore } from 'goblin-redis/express'
 import { GoblinThrottlerStorage } from 'goblin-redis/nest'
+import { goblinStore } from 'goblin-redis/fastify'
 import { address, admin, close, freshKey, sleep } from './helpers.mjs'
 
 const { RateLimiterRedis, RateLimiterUnion, RateLimiterMemory, RateLimiterRes } = rlf
+const FastifyRedisStore = createRequire(import.meta.url)('@fastify/rate-limit/store/RedisStore')
 const server = address('GOBLIN_TEST_SERVER')
+
+/**
+ * The calls `attempt(at)` returns, made in the millisecond the windows it writes end: each
+ * attempt writes them (fresh keys) to expire at `at`, a few milliseconds ahead on the server's
+ * clock, with a probe key beside them; makes the calls, the original's and goblin-redis's in the
+ * same tick, once the probe's PTTL says 0 (the server holds a key in the millisecond of its
+ * expiry); and keeps their outcomes if the probe's PTTL, read after they settled, still says 0:
+ * every call ran in that millisecond. Otherwise it tries again.
+ */
+async function atTheEnd(redis, attempt) {
+  for (let tries = 0; tries < 500; tries++) {
+    const [seconds, micros] = await redis.time()
+    const at = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + 3
+    const probe = freshKey('probe')
+    await redis.set(probe, '1', 'PXAT', at)
+    const calls = await attempt(at)
+    let ttl = await redis.pttl(probe)
+    while (ttl > 0) {
+      ttl = await redis.pttl(probe)
+    }
+    if (ttl !== 0) {
+      continue
+    }
+    const outcomes = await calls()
+    if ((await redis.pttl(probe)) === 0) {
+      return outcomes
+    }
+  }
+  assert.fail("500 tries, and no calls within one window's last millisecond")
+}
 
 /** A RateLimiterRes's fields, or the error's message, of a settled call. */
 async function settled(promise) {
@@ -83,6 +116,16 @@ describe('rate-limiter-flexible: RateLimiterGoblin as RateLimiterRedis', () => {
     assert.equal(a[2].rejected.msBeforeNext, 10000) // at blockOnConsumed: blocked
     const ttls = await Promise.all(limiters.map((limiter) => redis.pttl(limiter.getKey('k'))))
     assert.ok(ttls.every((ms) => ms > 9000), `PTTL ${ttls}`)
+  })
+
+  it("a window's end: in the millisecond its key expires RateLimiterRedis counts the consume in the window that ended, RateLimiterGoblin starts the next (documented)", async () => {
+    const [a, b] = await atTheEnd(redis, async (at) => {
+      const limiters = both({ points: 3, duration: 10 })
+      await Promise.all(limiters.map((limiter) => redis.set(limiter.getKey('k'), '3', 'PXAT', at)))
+      return () => Promise.all(limiters.map((limiter) => settled(limiter.consume('k'))))
+    })
+    assert.deepEqual(a, { rejected: { remainingPoints: 0, consumedPoints: 4, isFirstInDuration: false, msBeforeNext: 0 } })
+    assert.deepEqual(b, { resolved: { remainingPoints: 2, consumedPoints: 1, isFirstInDuration: true, msBeforeNext: 10000 } })
   })
 
   it('points are any finite number: consume(k, 2 ** 53), and points 2.5 with a blockDuration', async () => {
@@ -236,6 +279,22 @@ describe('express-rate-limit: GoblinStore as rate-limit-redis', () => {
     ])
   })
 
+  it("a window's end: in the millisecond its key expires both start the next window", async () => {
+    const [hits, ttls] = await atTheEnd(redis, async (at) => {
+      const stores = await both(10000)
+      await Promise.all(stores.map((store) => redis.set(`${store.prefix}k`, '3', 'PXAT', at)))
+      return async () => {
+        const hits = await Promise.all(stores.map((store) => store.increment('k')))
+        return [hits, await Promise.all(stores.map((store) => redis.pttl(`${store.prefix}k`)))]
+      }
+    })
+    assert.deepEqual(
+      hits.map((hit) => hit.totalHits),
+      [1, 1],
+    )
+    assert.ok(ttls.every((ms) => ms > 9000), `a new window of 10 s: PTTL ${ttls}`)
+  })
+
   it('a decrement never takes a count below 0 in GoblinStore (documented: it counts more, never fewer)', async () => {
     const stores = await both(5000)
     await Promise.all(stores.map((store) => store.increment('k')))
@@ -282,6 +341,18 @@ describe('NestJS: GoblinThrottlerStorage as @nest-lab/throttler-storage-redis', 
     assert.deepEqual(blocked[1], blocked[0])
   })
 
+  it("a window's end: in the millisecond its key expires @nest-lab counts the hit in the window that ended and arms the next with that count, GoblinThrottlerStorage starts the next at 1 (documented)", async () => {
+    const [lab, goblin] = await atTheEnd(redis, async (at) => {
+      const prefix = `${freshKey('nest')}:`
+      const key = freshKey('nest-edge')
+      const storages = [new ThrottlerStorageRedisService(redis), new GoblinThrottlerStorage(redis, { prefix })]
+      await Promise.all(['', prefix].map((before) => redis.set(`${before}{${key}:default}:hits`, '3', 'PXAT', at)))
+      return () => Promise.all(storages.map((storage) => storage.increment(key, 10000, 3, 5000, 'default')))
+    })
+    assert.deepEqual(lab, { totalHits: 4, timeToExpire: 10, isBlocked: true, timeToBlockExpire: 5 })
+    assert.deepEqual(goblin, { totalHits: 1, timeToExpire: 10, isBlocked: false, timeToBlockExpire: 0 })
+  })
+
   it("with prefix '', its keys are @nest-lab's own: the two count in one window and honour one block", async () => {
     const [lab, goblin] = [new ThrottlerStorageRedisService(redis), new GoblinThrottlerStorage(redis, { prefix: '' })]
     const key = freshKey('nest-shared')
@@ -310,5 +381,25 @@ describe('NestJS: GoblinThrottlerStorage as @nest-lab/throttler-storage-redis', 
       const other = await storage.increment(key, 5000, 5, 1000, 'second')
       assert.equal(other.totalHits, 1)
     }
+  })
+})
+
+describe('@fastify/rate-limit: goblinStore as its RedisStore', () => {
+  let redis
+  before(async () => {
+    redis = await admin(server)
+  })
+  after(() => close(redis))
+
+  it("a window's end: in the millisecond its key expires the RedisStore counts the request in the window that ended, goblinStore starts the next (documented)", async () => {
+    const incr = (store) => new Promise((resolve, reject) => store.incr('k', (error, result) => (error ? reject(error) : resolve(result)), 10000, 3))
+    const [original, ours] = await atTheEnd(redis, async (at) => {
+      const prefix = freshKey('fastify')
+      const stores = [new FastifyRedisStore(false, false, redis, `${prefix}:a:`), new (goblinStore(redis, { nameSpace: `${prefix}:b:` }))({})]
+      await Promise.all(['a', 'b'].map((side) => redis.set(`${prefix}:${side}:k`, '3', 'PXAT', at)))
+      return () => Promise.all(stores.map(incr))
+    })
+    assert.deepEqual(original, { current: 4, ttl: 0 })
+    assert.deepEqual(ours, { current: 1, ttl: 10000 })
   })
 })

@@ -47,6 +47,16 @@ class LimiterTest < GoblinCase
     assert limiter.call("k").allowed?
   end
 
+  def test_fixed_window_ends_at_the_millisecond_its_key_expires
+    limiter = GoblinRedis::Limiter::FixedWindow.new(@redis, limit: 1, period: 0.05)
+    assert limiter.call("edge").allowed?
+    refute limiter.call("edge").allowed?
+    # The TTL of the refusal's window, read until the server says 0 ms are left (it still holds
+    # the key in that millisecond): the window has ended, and the next request is the next one's.
+    ttl = @redis.pttl("edge") while ttl.nil? || ttl.positive?
+    assert limiter.call("edge").allowed?, "a window that has ended counts no request"
+  end
+
   def test_each_decision_is_one_goblin_command
     before = GoblinTest.calls(@redis, "goblin.gcra") + GoblinTest.calls(@redis, "goblin.fwindow")
     GoblinRedis::Limiter::GCRA.new(@redis, burst: 1, rate: 1, period: 1).call("a")

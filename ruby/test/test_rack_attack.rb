@@ -5,11 +5,19 @@ require "rack"
 require "rack/test"
 require "rack/attack"
 require "connection_pool"
+require "redis-store"
+require "active_support"
+require "active_support/cache"
+require "active_support/cache/redis_cache_store"
+require "redis-activesupport"
 
 # GoblinRedis::RackAttackStore beneath rack-attack: throttle, fail2ban, allow2ban and track, each
 # scenario run on the store and on rack-attack's own Redis store (a plain Redis, on the server
 # without the module) with the same expectations, so that the store is proven to work as the
-# stock one does; then what only the store does (one command a count, atomic under threads).
+# stock one does; the same beneath every kind of store rack-attack's own specs give it (Redis,
+# Redis::Store, Rails' RedisCacheStore pooled or not, redis-activesupport's RedisStore, and
+# ConnectionPools), beside rack-attack's own proxy for each; then what only the store does (one
+# command a count, atomic under threads).
 class RackAttackTest < GoblinCase
   include Rack::Test::Methods
 
@@ -149,6 +157,121 @@ class RackAttackTest < GoblinCase
     end
   end
 
+  # Every kind of store rack-attack's own specs put beneath it, each on the server at `address`
+  # under its own namespace where it has one: [label, the store, the namespace's prefix of its
+  # keys, whether rack-attack has a proxy of its own for it].
+  def kinds_of_store(address)
+    host, port = address.split(":")
+    url = "redis://#{address}"
+    redis = -> { Redis.new(host:, port: Integer(port)) }
+    redis_store = -> { Redis::Store.new(host:, port: Integer(port), namespace: "app") }
+    [
+      ["Redis", redis.call, "", true],
+      ["Redis::Store", redis_store.call, "app:", true],
+      ["RedisCacheStore", ActiveSupport::Cache::RedisCacheStore.new(url:, namespace: "rc"), "rc:", true],
+      ["RedisCacheStore (pooled)", ActiveSupport::Cache::RedisCacheStore.new(url:, pool_size: 2), "", true],
+      ["ActiveSupport::Cache::RedisStore", ActiveSupport::Cache::RedisStore.new(url, namespace: "as"), "as:", true],
+      ["ConnectionPool of Redis", ConnectionPool.new(size: 2, &redis), "", false],
+      ["ConnectionPool of Redis::Store", ConnectionPool.new(size: 2, &redis_store), "app:", false]
+    ]
+  end
+
+  # What rack-attack's cache-backed features come to, on the store set now: a throttle's, a
+  # Fail2Ban's and an Allow2Ban's statuses, the throttle's count read back through the store, and
+  # what Rack::Attack.reset! leaves.
+  def features(client, prefix)
+    Rack::Attack.clear_configuration
+    Rack::Attack.throttle("by ip", limit: 1, period: 60, &:ip)
+    throttled = statuses(["/"], ["/"], ["/", "5.6.7.8"])
+    epoch = Rack::Attack.cache.last_epoch_time / 60
+    count_key = "rack::attack:#{epoch}:by ip:1.2.3.4"
+    read_back = Rack::Attack.cache.store.read(count_key)
+    Rack::Attack.clear_configuration
+    Rack::Attack.blocklist("fail2ban") do |request|
+      Rack::Attack::Fail2Ban.filter(request.ip, maxretry: 2, findtime: 30, bantime: 60) { request.path == "/private" }
+    end
+    banned = statuses(["/"], ["/private"], ["/private"], ["/"])
+    Rack::Attack.clear_configuration
+    Rack::Attack.blocklist("allow2ban") do |request|
+      Rack::Attack::Allow2Ban.filter(request.ip, maxretry: 2, findtime: 30, bantime: 60) { request.path == "/scarce" }
+    end
+    allowed = statuses(["/", "9.9.9.9"], ["/scarce", "9.9.9.9"], ["/scarce", "9.9.9.9"], ["/scarce", "9.9.9.9"])
+    keys = client.scan_each(match: "*rack::attack*").to_a.sort
+    count_ttl = client.pttl("#{prefix}#{count_key}")
+    Rack::Attack.reset!
+    left = client.scan_each(match: "*rack::attack*").to_a
+    { throttled:, read_back:, banned:, allowed:, count_ttl:, keys:, left: }
+  end
+
+  def assert_features(label, prefix, ours)
+    assert_equal [200, 429, 200], ours[:throttled], label
+    assert_equal "2", ours[:read_back], "#{label}: the count read back, raw"
+    assert_includes 1..61_000, ours[:count_ttl], "#{label}: the count under the store's namespace"
+    assert_equal [200, 403, 403, 403], ours[:banned], label
+    assert_equal [200, 200, 200, 403], ours[:allowed], label
+    assert(ours[:keys].all? { |key| key.start_with?("#{prefix}rack::attack:") }, "#{label}: #{ours[:keys]}")
+    assert_empty ours[:left], "#{label}: reset! left keys"
+  end
+
+  def test_beneath_every_kind_of_store_rack_attack_works_as_on_its_own
+    goblin_kinds = kinds_of_store(ENV.fetch("GOBLIN_TEST_SERVER"))
+    stock_kinds = kinds_of_store(ENV.fetch("GOBLIN_TEST_BARE"))
+    goblin_kinds.zip(stock_kinds).each do |(label, store, prefix, proxied), (_, stock_store)|
+      @redis.flushdb
+      calls = %w[goblin.increx incrby expire].to_h { |command| [command, GoblinTest.calls(@redis, command)] }
+      Rack::Attack.cache.store = GoblinRedis::RackAttackStore.new(store)
+      ours = features(@redis, prefix)
+      assert_features(label, prefix, ours)
+      # 3 throttled requests, 2 Fail2Ban failures, 2 Allow2Ban ones (the third is banned, uncounted).
+      counted = calls.to_h { |command, before| [command, GoblinTest.calls(@redis, command) - before] }
+      assert_equal({ "goblin.increx" => 7, "incrby" => 0, "expire" => 0 }, counted, label)
+      next unless proxied
+
+      @bare.flushdb
+      Rack::Attack.cache.store = stock_store
+      stock = features(@bare, prefix)
+      # Its own Redis::Store proxy counts outside the namespace it reads in (see below): nil.
+      compared = label == "Redis::Store" ? %i[throttled banned allowed] : %i[throttled read_back banned allowed]
+      compared.each { |feature| assert_equal stock[feature], ours[feature], label }
+    end
+  end
+
+  def test_a_redis_store_namespace_holds_the_counts_too
+    store = Redis::Store.new(host: @redis.connection[:host], port: @redis.connection[:port], namespace: "app")
+    Rack::Attack.cache.store = GoblinRedis::RackAttackStore.new(store)
+    Rack::Attack.cache.count("x", 60)
+    Rack::Attack.cache.write("ban", 1, 60)
+    assert_equal ["app:rack::attack:#{Rack::Attack.cache.last_epoch_time / 60}:x", "app:rack::attack:ban"],
+                 @redis.keys("*").sort
+    # rack-attack's own proxy sends the count's INCRBY and EXPIRE in a pipeline, outside the
+    # Redis::Store's namespace, where its reads, bans and reset! are inside it.
+    @bare.flushdb
+    Rack::Attack.cache.store = Redis::Store.new(host: @bare.connection[:host], port: @bare.connection[:port],
+                                                namespace: "app")
+    Rack::Attack.cache.count("x", 60)
+    assert_equal ["rack::attack:#{Rack::Attack.cache.last_epoch_time / 60}:x"], @bare.keys("*")
+  end
+
+  def test_the_store_given_answers_what_rack_attacks_store_does_not
+    address = ENV.fetch("GOBLIN_TEST_SERVER")
+    store = Redis::Store.new(host: @redis.connection[:host], port: @redis.connection[:port], namespace: "app")
+    Rack::Attack.cache.store = GoblinRedis::RackAttackStore.new(store)
+    Rack::Attack.cache.write("ban", 1, 60)
+    assert Rack::Attack.cache.store.respond_to?(:flushdb)
+    assert_equal ["rack::attack:ban"], Rack::Attack.cache.store.keys("*"), "Redis::Store#keys, in its namespace"
+    Rack::Attack.cache.store.flushdb
+    assert_empty @redis.keys("*")
+
+    cache = ActiveSupport::Cache::RedisCacheStore.new(url: "redis://#{address}", namespace: "rc")
+    Rack::Attack.cache.store = GoblinRedis::RackAttackStore.new(cache)
+    Rack::Attack.cache.store.write("rack::attack:ban", 1, expires_in: 60)
+    assert Rack::Attack.cache.store.exist?("rack::attack:ban", raw: true), "RedisCacheStore#exist?"
+    Rack::Attack.cache.store.clear
+    assert_empty @redis.keys("*")
+    refute GoblinRedis::RackAttackStore.new(cache).respond_to?(:no_such_method)
+    assert_raises(NoMethodError) { GoblinRedis::RackAttackStore.new(cache).no_such_method }
+  end
+
   def test_every_count_is_one_goblin_increx
     store = GoblinRedis::RackAttackStore.new(@redis)
     before = %w[goblin.increx incrby expire multi exec].to_h { |command| [command, GoblinTest.calls(@redis, command)] }
@@ -187,30 +310,34 @@ class RackAttackTest < GoblinCase
   end
 
   def test_a_server_out_of_reach_fails_open_as_the_stock_store
-    unreachable = Redis.new(host: "127.0.0.1", port: free_port, reconnect_attempts: 0)
-    [unreachable, GoblinRedis::RackAttackStore.new(unreachable)].each do |store|
-      Rack::Attack.clear_configuration
-      Rack::Attack.cache.store = store
-      Rack::Attack.throttle("by ip", limit: 1, period: 60, &:ip)
+    kinds_of_store("127.0.0.1:#{free_port}").each do |label, unreachable, _, proxied|
+      [(unreachable if proxied), GoblinRedis::RackAttackStore.new(unreachable)].compact.each do |store|
+        Rack::Attack.clear_configuration
+        Rack::Attack.cache.store = store
+        Rack::Attack.throttle("by ip", limit: 1, period: 60, &:ip)
 
-      assert_equal [200, 200, 200], statuses(["/"], ["/"], ["/"]), store.class.name
+        assert_equal [200, 200, 200], statuses(["/"], ["/"], ["/"]), "#{label}: #{store.class.name}"
+      end
     end
   end
 
   def test_a_server_without_the_module_is_one_clear_error_from_every_method
-    store = GoblinRedis::RackAttackStore.new(@bare)
-    [
-      -> { store.increment("k", 1, expires_in: 60) }, -> { store.read("k") }, -> { store.write("k", 1, expires_in: 5) },
-      -> { store.delete("k") }, -> { store.delete_matched("k*") }
-    ].each do |call|
-      error = assert_raises(GoblinRedis::ModuleError) { call.call }
-      assert_match(/loadmodule .*MODULE LOAD/, error.message)
-    end
-    assert_empty @bare.keys("*"), "nothing written"
+    kinds_of_store(ENV.fetch("GOBLIN_TEST_BARE")).each do |label, bare, _|
+      store = GoblinRedis::RackAttackStore.new(bare)
+      [
+        -> { store.increment("k", 1, expires_in: 60) }, -> { store.read("k") },
+        -> { store.write("k", 1, expires_in: 5) }, -> { store.delete("k") }, -> { store.delete_matched("k*") }
+      ].each do |call|
+        error = assert_raises(GoblinRedis::ModuleError, label) { call.call }
+        assert_match(/loadmodule .*MODULE LOAD/, error.message)
+      end
+      assert_empty @bare.keys("*"), "#{label}: nothing written"
 
-    Rack::Attack.cache.store = store
-    Rack::Attack.throttle("by ip", limit: 1, period: 60, &:ip)
-    assert_raises(GoblinRedis::ModuleError) { get "/", {}, "REMOTE_ADDR" => "1.2.3.4" }
+      Rack::Attack.clear_configuration
+      Rack::Attack.cache.store = store
+      Rack::Attack.throttle("by ip", limit: 1, period: 60, &:ip)
+      assert_raises(GoblinRedis::ModuleError, label) { get "/", {}, "REMOTE_ADDR" => "1.2.3.4" }
+    end
   end
 
   def test_the_module_is_asked_for_once_per_client
@@ -231,6 +358,7 @@ class RackAttackTest < GoblinCase
 
   def test_arguments_are_checked_where_they_are_given
     assert_raises(TypeError) { GoblinRedis::RackAttackStore.new("redis://localhost") }
+    assert_raises(TypeError) { GoblinRedis::RackAttackStore.new(ActiveSupport::Cache::MemoryStore.new) }
     store = GoblinRedis::RackAttackStore.new(@redis)
     [0, -1, 1.5].each do |amount|
       assert_raises(ArgumentError) { store.increment("k", amount, expires_in: 60) }

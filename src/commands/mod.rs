@@ -33,14 +33,19 @@ use crate::error::CommandError;
 use crate::fencing;
 use crate::grant::Permits;
 use crate::server::command::ArgDoc;
+use crate::server::stats::Counter;
 use crate::server::{Arg, Args, Reply};
 
-/// `FENCE` (since 0.4.0), which replies a fencing token: `summary` says instead of what.
-pub(crate) const fn fence_arg(summary: &'static CStr) -> ArgDoc {
-    ArgDoc::pure_token(c"fence", "FENCE")
-        .since(c"0.4.0")
+/// `FENCE`, which replies a fencing token (`crate::fencing`): `summary` says instead of what;
+/// `added`, the version that brought it to a command that came before it.
+pub(crate) const fn fence_arg(summary: &'static CStr, added: Option<&'static CStr>) -> ArgDoc {
+    let fence = ArgDoc::pure_token(c"fence", "FENCE")
         .summary(summary)
-        .optional()
+        .optional();
+    match added {
+        Some(version) => fence.since(version),
+        None => fence,
+    }
 }
 
 /// `PERMITS permits` (since 0.4.0): a holder of several slots.
@@ -193,6 +198,63 @@ pub(crate) fn counted_groups<'call, G>(
     })
 }
 
+/// `key token milliseconds [REPLACE] [FENCE]`, as the extends take them (GOBLIN.EXTEND,
+/// GOBLIN.RWEXTEND).
+pub struct ExtendArgs<'call> {
+    pub key: Arg<'call>,
+    pub token: Arg<'call>,
+    /// At least 1: a time that is not positive is an error, never a release.
+    pub ms: i64,
+    /// `REPLACE`: the lease ends `ms` from now, instead of `ms` later.
+    pub replace: bool,
+    /// `FENCE`: reply the holder's fencing token, its expiry moved with the lease.
+    pub fence: bool,
+}
+
+/// Reads `key token milliseconds`, then `REPLACE` and `FENCE`, each once, in either order
+/// (`FENCE` checked with the key, before anything is read).
+pub(crate) fn parse_extend<'call>(
+    mut args: Args<'_, 'call>,
+) -> Result<ExtendArgs<'call>, CommandError> {
+    let (key, token) = (args.next()?, args.next()?);
+    let ms = lease_ms(args.next()?)?;
+    let (mut replace, mut fence) = (false, false);
+    for option in args.rest() {
+        if option.is("REPLACE") && !replace {
+            replace = true;
+        } else if option.is("FENCE") && !fence {
+            fencing::nameable(key)?;
+            fence = true;
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    Ok(ExtendArgs {
+        key,
+        token,
+        ms,
+        replace,
+        fence,
+    })
+}
+
+/// The extends' arguments, as COMMAND DOCS gives them; `fence_added`: the version that brought
+/// `FENCE` to a command that came before it.
+pub(crate) const fn extend_args(fence_added: Option<&'static CStr>) -> [ArgDoc; 5] {
+    [
+        ArgDoc::key(c"key"),
+        ArgDoc::string(c"token"),
+        ArgDoc::integer(c"milliseconds"),
+        ArgDoc::pure_token(c"replace", "REPLACE")
+            .summary(c"The lease ends milliseconds from now, instead of milliseconds later.")
+            .optional(),
+        fence_arg(
+            c"Reply the holder's fencing token instead of 1.",
+            fence_added,
+        ),
+    ]
+}
+
 /// A trailing `FENCE`, once, and nothing else; checked with the key, before anything is read.
 pub fn fence_option(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError> {
     match rest {
@@ -202,6 +264,24 @@ pub fn fence_option(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError
             Ok(true)
         }
         _ => Err(CommandError::Syntax),
+    }
+}
+
+/// An acquire's reply in its command's counters: a grant as `acquired`; a wait in line as
+/// `waited`, and nil (not now) as `refused`, where the command counts them.
+pub(crate) fn tally(
+    reply: &Reply<'_>,
+    acquired: &Counter,
+    waited: Option<&Counter>,
+    refused: Option<&Counter>,
+) {
+    let counter = match reply {
+        Reply::Blocked => waited,
+        Reply::Null => refused,
+        _ => Some(acquired),
+    };
+    if let Some(counter) = counter {
+        counter.add(1);
     }
 }
 

@@ -11,7 +11,10 @@
 //!   holders), until its lease ends, or it gives the lease back.
 //!
 //! Whether a token can be minted is asked before anything is written (`Fence::asked`): a call
-//! that cannot mint one writes nothing.
+//! that cannot mint one writes nothing. So is whether it can be kept: a key of another type at a
+//! token's name (only a client writing the module's own names by hand can make one) refuses the
+//! grant, with an error that says which, and is never written over; a holder's token is given
+//! back only from a string of the module's own (`lease_released`).
 
 pub mod clock;
 
@@ -19,7 +22,8 @@ use goblin_core::decimal::{parse_integer, Decimal};
 use goblin_core::fence::token_key;
 
 use crate::effects::{self, Deletion};
-use crate::error::{fence::NO_SLOT_TAG, CommandError};
+use crate::error::fence::{LATEST_WRONG_TYPE, NO_SLOT_TAG, OWN_WRONG_TYPE};
+use crate::error::CommandError;
 use crate::server::{Arg, Ctx, Key, KeyKind, OwnedString};
 
 /// Who a grant is for.
@@ -49,14 +53,21 @@ struct Kept<'c> {
 }
 
 impl<'c> Kept<'c> {
-    fn read(ctx: &'c Ctx, name: Vec<u8>) -> Self {
+    /// The key `name` and what it holds; `wrong_type`, the error for a key of another type
+    /// there, where no token can be kept.
+    fn read(ctx: &'c Ctx, name: Vec<u8>, wrong_type: CommandError) -> Result<Self, CommandError> {
         let name = ctx.string(&name);
-        let (token, holder) = stored(&ctx.open_key(name.arg()));
-        Kept {
+        let key = ctx.open_key(name.arg());
+        if !matches!(key.kind(), KeyKind::Empty | KeyKind::String) {
+            return Err(wrong_type);
+        }
+        let (token, holder) = stored(&key);
+        drop(key);
+        Ok(Kept {
             name,
             token,
             holder,
-        }
+        })
     }
 
     /// Keeps `value` until `at_ms` (for ever with `None`, as the grant's), written as `SET`
@@ -101,10 +112,10 @@ impl<'c, 'a> Fence<'c, 'a> {
             return Ok(None);
         }
         let name = |member| token_key(key.as_bytes(), member).ok_or(NO_SLOT_TAG);
-        let latest = Kept::read(ctx, name(None)?);
+        let latest = Kept::read(ctx, name(None)?, LATEST_WRONG_TYPE)?;
         let own = match holder {
             Holder::Lock(_) => None,
-            Holder::Lease(member) => Some(Kept::read(ctx, name(Some(member))?)),
+            Holder::Lease(member) => Some(Kept::read(ctx, name(Some(member))?, OWN_WRONG_TYPE)?),
         };
         let fence = Fence {
             holder,
@@ -183,7 +194,8 @@ pub fn lease_released(ctx: &Ctx, key: Arg<'_>, member: &[u8]) {
     };
     let name = ctx.string(&name);
     let mut key = ctx.open_key(name.arg());
-    if key.kind() != KeyKind::Empty {
+    // A key of another type there is not the module's: it is left as it is.
+    if key.kind() == KeyKind::String {
         effects::deleted(ctx, &mut key, Deletion::Unlink);
     }
 }

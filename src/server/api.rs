@@ -94,6 +94,7 @@ api_table! {
         RedisModule_GetContextFlags,
         RedisModule_AvoidReplicaTraffic,
         RedisModule_GetSelectedDb,
+        RedisModule_GetClientId,
         RedisModule_SelectDb,
         RedisModule_CreateTimer,
         RedisModule_StopTimer,

@@ -52,6 +52,12 @@ pub trait Waiting: Sync {
     /// This node handed slots over to another (an atomic slot migration it exported): the keys
     /// of those slots are no longer its to write. No key may be written here.
     fn slots_moved(&self, ctx: &Ctx);
+    /// A client's connection is going (the server frees it now): a reply still in its output
+    /// buffer never reaches it. No key may be written here.
+    fn disconnected(&self, ctx: &Ctx, client: u64);
+    /// The server has written out the replies of the clients it served, and freed those that
+    /// were closing, and waits for more (the event loop's `after sleep`).
+    fn replies_out(&self, ctx: &Ctx);
 }
 
 static WAITING: OnceLock<&'static dyn Waiting> = OnceLock::new();
@@ -88,7 +94,7 @@ impl Ctx {
     /// Blocks the calling client on `key` for `timeout_ms` (0: for ever) as `waiter`; its
     /// handle, or `None` if the server would not block it (the call must then answer at once).
     pub fn block_on(&self, key: Arg<'_>, timeout_ms: i64, waiter: WaiterId) -> Option<Blocked> {
-        watch_keyspace(self.raw());
+        watch(self.raw());
         let mut keys = [key.raw()];
         let privdata = waiter as usize as *mut c_void;
         // SAFETY: a live command context that may block (the caller checked `placement`); the
@@ -151,18 +157,31 @@ impl Ctx {
     }
 }
 
-/// Whether the keyspace events are watched: from the first wait on, for as long as the module
-/// is loaded (Redis 7.0 cannot unsubscribe).
+/// Whether the keyspace, the clients and the event loop are watched: from the first wait on,
+/// for as long as the module is loaded (Redis 7.0 cannot unsubscribe).
 static WATCHING: AtomicBool = AtomicBool::new(false);
 
-/// Subscribes to the keyspace events that free a lock or a slot (generic, string, sorted set,
-/// expired, evicted), once, when the first caller waits: until then no waiter can need them,
-/// and every write on the server, Goblin's own and the core commands', is spared the call into
-/// the module (about 1,000 instructions per event). A refusal is logged; the waiters then wake
-/// on timers and on Goblin's own commands only.
-fn watch_keyspace(ctx: *mut raw::RedisModuleCtx) {
+/// Subscribes, once, when the first caller waits (until then no waiter can need them, and every
+/// write and every connection on the server is spared the call into the module), to:
+/// - the keyspace events that free a lock or a slot (generic, string, sorted set, expired,
+///   evicted; about 1,000 instructions per event). A refusal is logged; the waiters then wake
+///   on timers and on Goblin's own commands only;
+/// - clients going, and the event loop's `after sleep`: a grant answered to a waiter is its
+///   holder's only once the server has written the reply out (`Waiting::disconnected`,
+///   `Waiting::replies_out`). A refusal is logged; such grants then stay with a client that
+///   went before its reply, until their lease ends.
+fn watch(ctx: *mut raw::RedisModuleCtx) {
     if WATCHING.swap(true, Ordering::Relaxed) {
         return;
+    }
+    let clients = super::subscribe(ctx, raw::REDISMODULE_EVENT_CLIENT_CHANGE, client_callback)
+        && super::subscribe(ctx, raw::REDISMODULE_EVENT_EVENTLOOP, event_loop_callback);
+    if !clients {
+        super::log(
+            ctx,
+            c"warning",
+            "goblin: could not subscribe to clients going and to the event loop",
+        );
     }
     let types = raw::REDISMODULE_NOTIFY_GENERIC
         | raw::REDISMODULE_NOTIFY_STRING
@@ -308,6 +327,39 @@ unsafe extern "C" fn event_callback(
         handler.event(&ctx_ref, event, key);
     });
     raw::REDISMODULE_OK as c_int
+}
+
+unsafe extern "C" fn client_callback(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    data: *mut c_void,
+) {
+    if subevent != raw::REDISMODULE_SUBEVENT_CLIENT_CHANGE_DISCONNECTED || data.is_null() {
+        return;
+    }
+    let (Some(ctx_ref), Some(handler)) = (NonNull::new(ctx).map(Ctx::new), waiting()) else {
+        return;
+    };
+    // SAFETY: for a client change the server passes a RedisModuleClientInfo, its `id` in every
+    // version of it.
+    let client = unsafe { (*data.cast::<raw::RedisModuleClientInfo>()).id };
+    guarded(ctx, (), || handler.disconnected(&ctx_ref, client));
+}
+
+unsafe extern "C" fn event_loop_callback(
+    ctx: *mut raw::RedisModuleCtx,
+    _event: raw::RedisModuleEvent,
+    subevent: u64,
+    _data: *mut c_void,
+) {
+    if subevent != raw::REDISMODULE_SUBEVENT_EVENTLOOP_AFTER_SLEEP {
+        return;
+    }
+    let (Some(ctx_ref), Some(handler)) = (NonNull::new(ctx).map(Ctx::new), waiting()) else {
+        return;
+    };
+    guarded(ctx, (), || handler.replies_out(&ctx_ref));
 }
 
 unsafe extern "C" fn db_callback(

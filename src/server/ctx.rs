@@ -77,26 +77,47 @@ pub enum EventClass {
 /// The command call in progress.
 pub struct Ctx {
     ptr: NonNull<raw::RedisModuleCtx>,
-    /// Whether the call signalled a key as modified: it wrote.
-    wrote: Cell<bool>,
+    /// How many times the call signalled a key as modified: how often it wrote.
+    writes: Cell<u32>,
+    /// `writes` when the lines of the call's keys were last served (`lines_served`).
+    served_through: Cell<u32>,
 }
 
 impl Ctx {
     pub(super) fn new(ptr: NonNull<raw::RedisModuleCtx>) -> Ctx {
         Ctx {
             ptr,
-            wrote: Cell::new(false),
+            writes: Cell::new(0),
+            served_through: Cell::new(0),
         }
     }
 
-    /// Whether anything was written in this call so far.
-    pub(super) fn wrote(&self) -> bool {
-        self.wrote.get()
+    /// How many writes this call made so far: a call wrote between two readings if they differ.
+    pub fn writes(&self) -> u32 {
+        self.writes.get()
     }
 
-    /// Something was written in this call.
-    pub(super) fn mark_written(&self) {
-        self.wrote.set(true);
+    /// The command served its keys' lines itself after its last write (`crate::waiting`): the
+    /// entry point need not look at them again.
+    pub fn lines_served(&self) {
+        self.served_through.set(self.writes.get());
+    }
+
+    /// Whether the call wrote since its keys' lines were last served.
+    pub(super) fn wrote_unserved(&self) -> bool {
+        self.writes.get() != self.served_through.get()
+    }
+
+    /// The id of the call's client (a blocked client's, in its callbacks); 0 where there is
+    /// none (a timer's, a job's).
+    pub fn client_id(&self) -> u64 {
+        // SAFETY: a live context.
+        unsafe { api!(RedisModule_GetClientId)(self.raw()) }
+    }
+
+    /// A key was written in this call (a key that signals itself as modified counts it here).
+    pub(super) fn count_write(&self) {
+        self.writes.set(self.writes.get().wrapping_add(1));
     }
 
     pub(super) fn raw(&self) -> *mut raw::RedisModuleCtx {
@@ -324,6 +345,15 @@ impl Ctx {
             self.notify(EventClass::Expired, c"expired", key);
         } else {
             self.notify(EventClass::Generic, c"del", key);
+        }
+    }
+
+    /// Tells WATCH and client-side caching that `key` changed (every write does).
+    pub fn signal_modified(&self, key: Arg<'_>) {
+        self.count_write();
+        // SAFETY: live context and key name.
+        unsafe {
+            api!(RedisModule_SignalModifiedKey)(self.raw(), key.raw());
         }
     }
 

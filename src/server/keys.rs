@@ -153,7 +153,7 @@ impl<'call> Key<'call> {
     /// with the key at hand; elsewhere at once, which costs the same as the signal at close
     /// without the two stores of the module's options around it.
     pub fn signal_modified(&mut self) {
-        self.ctx.mark_written();
+        self.ctx.count_write();
         if host().signal_looks_the_key_up() {
             self.modified = true;
         } else {

@@ -37,8 +37,9 @@ pub enum Reply<'call> {
     },
     /// Nothing now: the client is blocked, and the server replies when it is woken.
     Blocked,
-    /// An error reply, for a waiter's reply (a command's own errors are its `Err`).
-    Error(super::error::CommandError),
+    /// An error reply, for a waiter's reply (a command's own errors are its `Err`): spelled as
+    /// `command` (its name, lower case) replies it.
+    Error(super::error::CommandError, &'static std::ffi::CStr),
 }
 
 impl Reply<'_> {
@@ -76,9 +77,9 @@ impl Reply<'_> {
                 }
                 Reply::LongDouble(value) => value.reply(ctx),
                 Reply::Blocked => {}
-                Reply::Error(error) => {
-                    let text = std::ffi::CString::new(error.reply_text("").into_owned())
-                        .unwrap_or_default();
+                Reply::Error(error, command) => {
+                    let text = error.reply_text(&command.to_string_lossy());
+                    let text = std::ffi::CString::new(text.into_owned()).unwrap_or_default();
                     api!(RedisModule_ReplyWithError)(ctx, text.as_ptr());
                 }
                 Reply::Ints(items) => {

@@ -52,6 +52,8 @@ pub use resp::{Conn, Reply};
 pub mod fenced;
 pub mod memory;
 
+mod capability;
+pub use capability::{assert_lacks, Capability};
 mod replica;
 pub use replica::{caught_up, dataset, replication_errors, snapshot, KeyState};
 
@@ -549,6 +551,27 @@ impl Server {
             let _ = conn.send(&["SHUTDOWN", "NOSAVE"]);
         }
         self.wait_for_exit();
+    }
+
+    /// Stops the server's process (SIGSTOP) until `resume`: whatever clients send meanwhile
+    /// waits in its sockets, and it reads it all in one turn of its event loop when it goes on,
+    /// in the order it arrived.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a server stopped by `pause` go on (SIGCONT).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        if let Some(child) = self.child.as_ref() {
+            let status = Command::new("kill")
+                .args([signal, &child.id().to_string()])
+                .status();
+            assert!(status.is_ok_and(|status| status.success()), "kill {signal}");
+        }
     }
 
     /// SIGTERM, as `docker stop` and a service manager stop a server, waiting for it to exit.

@@ -128,7 +128,15 @@ impl Flavor {
     /// from one command-time snapshot (Redis 7.2+, Valkey), which the module reads through
     /// `RedisModule_CachedMicroseconds`. Redis 7.0 has neither.
     pub fn has_command_time_snapshot(self) -> bool {
-        self.family() == Family::Valkey || self.at_least(7, 2)
+        self.has(crate::Capability::Snapshot)
+    }
+
+    /// Whether this server has `capability`, by the table of `testkit/build.rs` (held to the
+    /// running servers by `tests/harness.rs`).
+    pub fn has(self, capability: crate::Capability) -> bool {
+        CAPABLE
+            .iter()
+            .any(|(name, flavor)| *name == capability.name() && *flavor == self.name())
     }
 }
 

@@ -118,6 +118,9 @@ pub const DELIFEQ_ARITY: &str = "ERR wrong number of arguments for 'delifeq' com
 pub const FENCE_NO_SLOT_TAG: &str =
     "ERR FENCE needs a key whose cluster slot another key can share: give it a hash tag";
 pub const FENCE_CLOCK_BEHIND: &str = "ERR FENCE: this server's clock is behind a fencing token it holds by more than fence-margin-ms; it cannot mint a larger one it could prove (check the clocks)";
+/// A key of another type where a fencing token is kept: the key's latest, a holder's own.
+pub const FENCE_LATEST_WRONG_TYPE: &str = "WRONGTYPE FENCE: the key that keeps this key's latest fencing token holds a value of another type; nothing was written";
+pub const FENCE_OWN_WRONG_TYPE: &str = "WRONGTYPE FENCE: the key that keeps this holder's fencing token holds a value of another type; nothing was written";
 /// `PERMITS n` above 10,000, in the words of the server's range errors.
 pub const TOO_MANY_PERMITS: &str = "ERR value is out of range, value must between 1 and 10000";
 
@@ -162,6 +165,8 @@ pub const ALL_ERRORS: &[&str] = &[
     TIMEOUT_OUT_OF_RANGE,
     FENCE_NO_SLOT_TAG,
     FENCE_CLOCK_BEHIND,
+    FENCE_LATEST_WRONG_TYPE,
+    FENCE_OWN_WRONG_TYPE,
     TOO_MANY_PERMITS,
     RW_DEADLOCK,
     CL_THROTTLE_NOT_UTF8,

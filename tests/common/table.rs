@@ -15,7 +15,9 @@ pub struct Row {
 /// One case of a row. In `setup` and `call`, `{}` is the case's own key and `{v}` each value of
 /// `each` in turn (the case runs once per value; once if `each` is empty). A setup call whose
 /// first word is `&` is sent by a client of its own, which waits in line (the setup goes on once
-/// the server has blocked it) until the case is done: a caller waiting for the key.
+/// the server has blocked it) until the case is done: a caller waiting for the key. A last
+/// setup call `^` (`ENDS_NOW`) makes the call in the millisecond the case's key expires, which
+/// the setup armed a few milliseconds ahead (`call_as_it_ends`).
 pub struct Case {
     pub setup: &'static [&'static [&'static str]],
     pub call: &'static [&'static str],
@@ -123,6 +125,123 @@ pub enum Effect {
     /// millisecond, so it is either still there as `CellTat` says or already gone; written
     /// either way (the dirty counter moved).
     CellTatEnding { ahead_ns: i64 },
+}
+
+/// The last setup call of a case whose call is made in the millisecond its key expires (`Case`).
+pub const ENDS_NOW: &[&str] = &["^"];
+
+/// A script that makes the call in ARGV when KEYS[1] expires in the script's own millisecond
+/// (`PTTL` 0: the server still holds a key in the millisecond of its expiry), reading the key's
+/// value and expiry before and after it; otherwise it replies the `PTTL` and makes nothing.
+/// Inside a script Redis 7.2+ and Valkey read one snapshot of the clock, so the call meets the
+/// same millisecond; Redis 7.0's `PTTL` and Goblin read the wall clock, later than the script's
+/// lookups, so there the call meets that millisecond or a later one, the key still found.
+const WHEN_IT_ENDS: &str = r#"
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl ~= 0 then return ttl end
+local before = {redis.call('GET', KEYS[1]), redis.call('PEXPIRETIME', KEYS[1])}
+local reply = redis.pcall(unpack(ARGV))
+local after = {redis.call('GET', KEYS[1]), redis.call('PEXPIRETIME', KEYS[1])}
+return {reply, before, after}
+"#;
+
+/// What `call_as_it_ends` saw: the call's reply; the key's value and expiry just before and
+/// just after it (in the same millisecond); the dirty counter before and after; and the
+/// server's clock before and after.
+pub struct Ending {
+    pub reply: Reply,
+    pub before: Reply,
+    pub after: Reply,
+    pub dirty: (i64, i64),
+    pub t0: i64,
+    pub t1: i64,
+}
+
+/// Sends `setup` (armed on `key` a few milliseconds ahead), then `call` in the script
+/// `WHEN_IT_ENDS` until the script finds the key in the millisecond of its expiry and makes it;
+/// the setup again, on the key afresh, each time the key was gone first. Bounded by setups, each
+/// waiting for its key's expiry on the server's clock.
+pub fn call_as_it_ends(c: &mut Conn, setup: &[Vec<String>], call: &[String], key: &str) -> Ending {
+    const SETUPS: usize = 1000;
+    let sha = c.call(&["SCRIPT", "LOAD", WHEN_IT_ENDS]).text();
+    let mut script = vec!["EVALSHA".to_string(), sha, "1".into(), key.to_string()];
+    script.extend(call.iter().cloned());
+    let dirty_command = || -> Vec<String> { ["INFO", "persistence"].map(String::from).to_vec() };
+    for _ in 0..SETUPS {
+        c.call(&["DEL", key]);
+        for words in setup {
+            let reply = c.call(words);
+            assert!(!reply.is_error(), "setup {words:?}: {reply:?}");
+        }
+        loop {
+            let replies = c.pipeline(&[
+                dirty_command(),
+                vec!["TIME".to_string()],
+                script.clone(),
+                vec!["TIME".to_string()],
+                dirty_command(),
+            ]);
+            match &replies[2] {
+                Reply::Int(-2) => break,
+                Reply::Int(ttl) => assert!(*ttl > 0, "setup {setup:?} armed no expiry: {ttl}"),
+                Reply::Array(made) => {
+                    let dirty = |reply: &Reply| -> i64 {
+                        reply
+                            .text()
+                            .lines()
+                            .find_map(|line| line.strip_prefix("rdb_changes_since_last_save:"))
+                            .and_then(|n| n.trim().parse().ok())
+                            .expect("rdb_changes_since_last_save")
+                    };
+                    return Ending {
+                        reply: made[0].clone(),
+                        before: made[1].clone(),
+                        after: made[2].clone(),
+                        dirty: (dirty(&replies[0]), dirty(&replies[4])),
+                        t0: time_ms(&replies[1]),
+                        t1: time_ms(&replies[3]),
+                    };
+                }
+                other => panic!("{call:?} as {key} ends: {other:?}"),
+            }
+        }
+    }
+    panic!("{call:?}: {SETUPS} setups, and no call met {key}'s last millisecond");
+}
+
+/// Runs a case whose call is made as its key ends (`ENDS_NOW`): the reply, and the effect:
+/// nothing written (the key as it was around the call, in its millisecond, and the dirty
+/// counter), or a new window armed.
+fn run_ending(c: &mut Conn, case: &Case, key: &str, value: &str, what: &str) {
+    let setup: Vec<Vec<String>> = case
+        .setup
+        .iter()
+        .filter(|words| **words != ENDS_NOW)
+        .map(|words| fill(words, key, value))
+        .collect();
+    let call = fill(case.call, key, value);
+    let ending = call_as_it_ends(c, &setup, &call, key);
+    assert!(
+        case.reply.matches(&ending.reply),
+        "{what}: {:?}",
+        ending.reply
+    );
+    match &case.effect {
+        Effect::Nothing => {
+            assert_eq!(ending.after, ending.before, "{what}: the key changed");
+            assert_eq!(ending.dirty.1, ending.dirty.0, "{what}: wrote something");
+        }
+        Effect::Armed { value, ttl_ms } => {
+            assert_value(&snapshot(c, key), value, what);
+            assert_expires_after(c, key, *ttl_ms, ending.t0, ending.t1);
+        }
+        Effect::Persisted { value } => {
+            let after = snapshot(c, key);
+            assert_value(&after, value, what);
+            assert_eq!(after.2, -1, "{what}: a TTL is left");
+        }
+        _ => panic!("{what}: a case made as its key ends states nothing, or a counter written"),
+    }
 }
 
 /// A case with no `each`.
@@ -237,6 +356,17 @@ fn run_rows(c: &mut Conn, name: &str, rows: &[Row], native: Option<&Native>) -> 
                     Some(native) => native.rename(words),
                     None => words,
                 };
+                if case.setup.last() == Some(&ENDS_NOW) {
+                    assert!(
+                        native.is_none(),
+                        "{}: as its key ends, natively",
+                        row.situation
+                    );
+                    let what = format!("{}: {:?} as {key} ends", row.situation, case.call);
+                    run_ending(c, case, &key, value, &what);
+                    calls += 1;
+                    continue;
+                }
                 let setup_began = server_ms(c);
                 let mut waiters = Vec::new();
                 for setup in case.setup {

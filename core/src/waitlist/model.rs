@@ -72,7 +72,7 @@ pub fn serve_and_check(
                         }
                     }
                     State::OutOfMemory => assert!(out_of_memory, "{plan:?}"),
-                    State::ClockBehind | State::InvalidExpire => {
+                    State::Refused => {
                         panic!("the plan writes no grant: {plan:?}")
                     }
                     State::Waiting => panic!("served as waiting: {plan:?}"),

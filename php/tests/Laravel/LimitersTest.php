@@ -91,8 +91,11 @@ final class LimitersTest extends TestCase
         $this->boot($client);
         $start = Servers::now();
         $this->assertTrue(Redis::throttle('short')->allow(1)->every(1)->then(static fn (): bool => true));
+        $before = Servers::calls()['goblin.fwindow'] ?? 0;
         $this->assertTrue(Redis::throttle('short')->allow(1)->every(1)->block(3)->then(static fn (): bool => true));
         $this->assertGreaterThanOrEqual($start + 1000, Servers::now());
+        // Refused once, then the TTL of that reply slept: the next attempt is the next window's.
+        $this->assertSame(2, (Servers::calls()['goblin.fwindow'] ?? 0) - $before, 'one sleep, no polling');
     }
 
     /** @dataProvider clients */

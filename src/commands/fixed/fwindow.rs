@@ -115,13 +115,18 @@ impl Command for GoblinFwindow {
 
     fn run<'call>(ctx: &'call Ctx, args: FwindowArgs<'call>) -> Result<Reply<'call>, CommandError> {
         let mut key = ctx.open_key(args.key);
-        let outcome = fwindow::hit(standing(Some(&key))?, &args.hit, ctx.now_ms())?;
+        let now_ms = ctx.now_ms();
+        let standing = standing(Some(&key), now_ms)?;
+        let outcome = fwindow::hit(standing, &args.hit, now_ms)?;
         if args
             .hit
             .limit
             .is_some_and(|(limit, _)| outcome.write.value > limit)
         {
             OVER.add(1);
+        }
+        if fwindow::ended(standing) {
+            effects::drop_ended_window(ctx, &mut key);
         }
         effects::write_counter(ctx, &mut key, &outcome.write);
         Ok(Reply::Ints(outcome.reply().into_iter().collect()))

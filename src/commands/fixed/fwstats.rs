@@ -1,9 +1,11 @@
 //! GOBLIN.FWSTATS key: a GOBLIN.FWINDOW counter and the time to reset, read only (on replicas
-//! too): GET and PTTL in one reply.
+//! too): GET and PTTL in one reply, a window that ends in this very millisecond read as none.
 //!
 //! ```text
 //! -> [count, ttl_ms]      [0, -2] for a missing key
 //! ```
+
+use goblin_core::fwindow;
 
 use super::standing;
 use crate::error::CommandError;
@@ -45,7 +47,8 @@ impl Command for GoblinFwstats {
 
     fn run<'call>(ctx: &'call Ctx, args: FwstatsArgs<'call>) -> Result<Reply<'call>, CommandError> {
         let key = ctx.read_key(args.key);
-        let counts = match standing(key.as_ref())? {
+        // A window that has ended (its key expiring in this very millisecond) is none.
+        let counts = match fwindow::live(standing(key.as_ref(), ctx.now_ms())?) {
             None => [0, -2],
             Some((value, left_ms)) => [value, left_ms.unwrap_or(-1)],
         };

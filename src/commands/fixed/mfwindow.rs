@@ -96,13 +96,20 @@ impl Command for GoblinMfwindow {
     ) -> Result<Reply<'call>, CommandError> {
         let mut keys: SmallVec<[Key<'call>; INLINE]> =
             args.keys.iter().map(|&name| ctx.open_key(name)).collect();
+        let now_ms = ctx.now_ms();
         let standing = keys
             .iter()
-            .map(|key| standing(Some(key)))
+            .map(|key| standing(Some(key), now_ms))
             .collect::<Result<SmallVec<[_; INLINE]>, _>>()?;
-        let decided = fwindow::several(&standing, &args.groups, args.by, ctx.now_ms())?;
+        let decided = fwindow::several(&standing, &args.groups, args.by, now_ms)?;
         for (index, write) in &decided.writes {
             if let Some(key) = keys.get_mut(*index) {
+                if standing
+                    .get(*index)
+                    .is_some_and(|held| fwindow::ended(*held))
+                {
+                    effects::drop_ended_window(ctx, key);
+                }
                 effects::write_counter(ctx, key, write);
             }
         }

@@ -24,8 +24,10 @@ fn window_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
     }
 }
 
-/// The counter at `key` as it stands: its value and the milliseconds its TTL has left.
-fn standing(key: Option<&Key<'_>>) -> Result<Standing, CommandError> {
+/// The counter at `key` as it stands at `now_ms`: its value and the milliseconds until its key
+/// expires, read from the absolute expiry on the clock the call arms windows on (0 or less: its
+/// window has ended, `fwindow::ended`).
+fn standing(key: Option<&Key<'_>>, now_ms: i64) -> Result<Standing, CommandError> {
     let Some(key) = key else {
         return Ok(None);
     };
@@ -36,7 +38,11 @@ fn standing(key: Option<&Key<'_>>) -> Result<Standing, CommandError> {
                 .string()
                 .and_then(parse_integer)
                 .ok_or(CommandError::NotInteger)?;
-            Ok(Some((value, key.ttl_ms())))
+            Ok(Some((
+                value,
+                key.expires_at_ms()
+                    .map(|at_ms| at_ms.saturating_sub(now_ms)),
+            )))
         }
         KeyKind::SortedSet | KeyKind::Other => Err(CommandError::WrongType),
     }

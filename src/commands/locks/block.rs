@@ -12,12 +12,12 @@
 use goblin_core::waitlist::Want;
 
 use super::{fence_option, lock_lease_ms, take_now, LockArgs};
-use crate::commands::fence_arg;
+use crate::commands::{fence_arg, tally};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Args, Ctx, Reply};
-use crate::waiting;
+use crate::waiting::{self, Decision, Waits};
 
 pub struct GoblinBlock;
 
@@ -44,7 +44,7 @@ impl Command for GoblinBlock {
             ArgDoc::string(c"token"),
             ArgDoc::integer(c"milliseconds"),
             ArgDoc::double(c"timeout"),
-            fence_arg(c"Reply the grant's fencing token instead of OK."),
+            fence_arg(c"Reply the grant's fencing token instead of OK.", Some(c"0.4.0")),
         ],
         stats: &STATS,
         info_name: "block",
@@ -72,26 +72,22 @@ impl Command for GoblinBlock {
 
     fn run<'call>(ctx: &'call Ctx, args: BlockArgs<'call>) -> Result<Reply<'call>, CommandError> {
         waiting::timeout_fits(ctx, args.timeout_ms)?;
-        // A newcomer comes after the callers already waiting in line.
-        waiting::serve_first(ctx, args.lock.key);
-        let mut key = ctx.open_key(args.lock.key);
-        if let Some(reply) = take_now(ctx, &mut key, &args.lock)? {
-            ACQUIRED.add(1);
-            return Ok(reply);
-        }
-        drop(key);
-        if ctx.placement().no_blocking {
-            return Ok(Reply::Null);
-        }
-        let want = Want::Lock {
-            token: args.lock.token.as_bytes().to_vec(),
-            ms: args.lock.ms,
-            fence: args.lock.fence,
+        let waits = Waits {
+            timeout_ms: args.timeout_ms,
+            command: Self::SPEC.name,
         };
-        if !waiting::wait(ctx, args.lock.key, want, args.timeout_ms) {
-            return Ok(Reply::Null);
-        }
-        WAITED.add(1);
-        Ok(Reply::Blocked)
+        let lock = &args.lock;
+        let reply = waiting::acquire(ctx, lock.key, Some(waits), |key, _| {
+            Ok(match take_now(ctx, key, lock)? {
+                Some(reply) => Decision::Now(reply),
+                None => Decision::Wait(Want::Lock {
+                    token: lock.token.as_bytes().to_vec(),
+                    ms: lock.ms,
+                    fence: lock.fence,
+                }),
+            })
+        })?;
+        tally(&reply, &ACQUIRED, Some(&WAITED), None);
+        Ok(reply)
     }
 }

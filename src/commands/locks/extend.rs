@@ -7,14 +7,13 @@
 //! -> 1 extended, 0 not held by token
 //! ```
 
-use super::lease_ms;
-use crate::commands::fence_arg;
+use crate::commands::{extend_args, parse_extend, ExtendArgs};
 use crate::effects;
 use crate::error::CommandError;
-use crate::fencing::{self, Fence, Holder};
+use crate::fencing::{Fence, Holder};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::server::{Args, Ctx, KeyKind, Reply};
 
 pub struct GoblinExtend;
 
@@ -22,14 +21,8 @@ static STATS: CommandStats = CommandStats::new();
 static EXTENDED: Counter = Counter::new();
 static NOT_HELD: Counter = Counter::new();
 
-pub struct ExtendArgs<'call> {
-    key: Arg<'call>,
-    token: Arg<'call>,
-    ms: i64,
-    replace: bool,
-    /// `FENCE`: reply the holder's fencing token, its expiry moved with the lock's.
-    fence: bool,
-}
+/// `FENCE` came to GOBLIN.EXTEND after it.
+const ARGS: [ArgDoc; 5] = extend_args(Some(c"0.4.0"));
 
 impl Command for GoblinExtend {
     const SPEC: &'static Spec = &Spec {
@@ -40,13 +33,7 @@ impl Command for GoblinExtend {
         complexity: c"O(1)",
         since: c"0.3.0",
         keys: Keys::One(KeyAccess::ReadUpdate),
-        args: &[
-            ArgDoc::key(c"key"),
-            ArgDoc::string(c"token"),
-            ArgDoc::integer(c"milliseconds"),
-            ArgDoc::pure_token(c"replace", "REPLACE").optional(),
-            fence_arg(c"Reply the holder's fencing token instead of 1."),
-        ],
+        args: &ARGS,
         stats: &STATS,
         info_name: "extend",
         outcomes: &[("extended", &EXTENDED), ("not_held", &NOT_HELD)],
@@ -55,28 +42,8 @@ impl Command for GoblinExtend {
 
     type Args<'call> = ExtendArgs<'call>;
 
-    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<ExtendArgs<'call>, CommandError> {
-        let (key, token) = (args.next()?, args.next()?);
-        let ms = lease_ms(args.next()?)?;
-        let (mut replace, mut fence) = (false, false);
-        // Each option once, in either order.
-        for option in args.rest() {
-            if option.is("REPLACE") && !replace {
-                replace = true;
-            } else if option.is("FENCE") && !fence {
-                fencing::nameable(key)?;
-                fence = true;
-            } else {
-                return Err(CommandError::Syntax);
-            }
-        }
-        Ok(ExtendArgs {
-            key,
-            token,
-            ms,
-            replace,
-            fence,
-        })
+    fn parse<'call>(args: Args<'_, 'call>) -> Result<ExtendArgs<'call>, CommandError> {
+        parse_extend(args)
     }
 
     fn run<'call>(ctx: &'call Ctx, args: ExtendArgs<'call>) -> Result<Reply<'call>, CommandError> {

@@ -9,12 +9,12 @@
 //! ```
 
 use super::{fence_option, lock_lease_ms, take_now, LockArgs};
-use crate::commands::fence_arg;
+use crate::commands::{fence_arg, tally};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Args, Ctx, Reply};
-use crate::waiting;
+use crate::waiting::{self, Decision};
 
 pub struct GoblinLock;
 
@@ -35,7 +35,7 @@ impl Command for GoblinLock {
             ArgDoc::key(c"key"),
             ArgDoc::string(c"token"),
             ArgDoc::integer(c"milliseconds"),
-            fence_arg(c"Reply the grant's fencing token instead of OK."),
+            fence_arg(c"Reply the grant's fencing token instead of OK.", Some(c"0.4.0")),
         ],
         stats: &STATS,
         info_name: "lock",
@@ -59,17 +59,13 @@ impl Command for GoblinLock {
 
     fn run<'call>(ctx: &'call Ctx, args: LockArgs<'call>) -> Result<Reply<'call>, CommandError> {
         // Never before a caller waiting in line (GOBLIN.BLOCK).
-        waiting::serve_first(ctx, args.key);
-        let mut key = ctx.open_key(args.key);
-        match take_now(ctx, &mut key, &args)? {
-            Some(reply) => {
-                ACQUIRED.add(1);
-                Ok(reply)
-            }
-            None => {
-                REFUSED.add(1);
-                Ok(Reply::Null)
-            }
-        }
+        let reply = waiting::acquire(ctx, args.key, None, |key, _| {
+            Ok(match take_now(ctx, key, &args)? {
+                Some(reply) => Decision::Now(reply),
+                None => Decision::Now(Reply::Null),
+            })
+        })?;
+        tally(&reply, &ACQUIRED, None, Some(&REFUSED));
+        Ok(reply)
     }
 }

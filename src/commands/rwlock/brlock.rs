@@ -49,6 +49,6 @@ impl Command for GoblinBrlock {
         ctx: &'call Ctx,
         args: BlockingArgs<'call>,
     ) -> Result<Reply<'call>, CommandError> {
-        acquire_or_wait(ctx, &args, Mode::Read, &ACQUIRED, &WAITED)
+        acquire_or_wait(ctx, &args, Mode::Read, Self::SPEC.name, &ACQUIRED, &WAITED)
     }
 }

@@ -52,6 +52,6 @@ impl Command for GoblinBwlock {
         ctx: &'call Ctx,
         args: BlockingArgs<'call>,
     ) -> Result<Reply<'call>, CommandError> {
-        acquire_or_wait(ctx, &args, Mode::Write, &ACQUIRED, &WAITED)
+        acquire_or_wait(ctx, &args, Mode::Write, Self::SPEC.name, &ACQUIRED, &WAITED)
     }
 }

@@ -10,12 +10,13 @@
 
 use goblin_core::rwlock::{self, How};
 
-use super::{lease_end, Grant};
+use super::lease_end;
+use crate::commands::{extend_args, parse_extend, ExtendArgs};
 use crate::error::CommandError;
-use crate::fencing;
+use crate::grant::RwLease;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
-use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
+use crate::server::{Args, Ctx, KeyKind, Reply};
 
 pub struct GoblinRwextend;
 
@@ -23,13 +24,7 @@ static STATS: CommandStats = CommandStats::new();
 static EXTENDED: Counter = Counter::new();
 static NOT_HELD: Counter = Counter::new();
 
-pub struct RwextendArgs<'call> {
-    key: Arg<'call>,
-    token: Arg<'call>,
-    ms: i64,
-    replace: bool,
-    fence: bool,
-}
+const ARGS: [ArgDoc; 5] = extend_args(None);
 
 impl Command for GoblinRwextend {
     const SPEC: &'static Spec = &Spec {
@@ -40,53 +35,20 @@ impl Command for GoblinRwextend {
         complexity: c"O(log(N)) with N the readers, and O(M) more for M lapsed leases removed.",
         since: c"0.4.0",
         keys: Keys::One(KeyAccess::ReadUpdate),
-        args: &[
-            ArgDoc::key(c"key"),
-            ArgDoc::string(c"token"),
-            ArgDoc::integer(c"milliseconds"),
-            ArgDoc::pure_token(c"replace", "REPLACE")
-                .summary(c"The lease ends milliseconds from now, instead of milliseconds later.")
-                .optional(),
-            ArgDoc::pure_token(c"fence", "FENCE")
-                .summary(c"Reply the holder's fencing token instead of 1.")
-                .optional(),
-        ],
+        args: &ARGS,
         stats: &STATS,
         info_name: "rwextend",
         outcomes: &[("extended", &EXTENDED), ("not_held", &NOT_HELD)],
         stand_in: false,
     };
 
-    type Args<'call> = RwextendArgs<'call>;
+    type Args<'call> = ExtendArgs<'call>;
 
-    fn parse<'call>(mut args: Args<'_, 'call>) -> Result<RwextendArgs<'call>, CommandError> {
-        let (key, token) = (args.next()?, args.next()?);
-        let ms = super::lease_ms(args.next()?)?;
-        let (mut replace, mut fence) = (false, false);
-        // Each option once, in either order.
-        for option in args.rest() {
-            if option.is("REPLACE") && !replace {
-                replace = true;
-            } else if option.is("FENCE") && !fence {
-                fencing::nameable(key)?;
-                fence = true;
-            } else {
-                return Err(CommandError::Syntax);
-            }
-        }
-        Ok(RwextendArgs {
-            key,
-            token,
-            ms,
-            replace,
-            fence,
-        })
+    fn parse<'call>(args: Args<'_, 'call>) -> Result<ExtendArgs<'call>, CommandError> {
+        parse_extend(args)
     }
 
-    fn run<'call>(
-        ctx: &'call Ctx,
-        args: RwextendArgs<'call>,
-    ) -> Result<Reply<'call>, CommandError> {
+    fn run<'call>(ctx: &'call Ctx, args: ExtendArgs<'call>) -> Result<Reply<'call>, CommandError> {
         let mut key = ctx.open_key(args.key);
         let now_ms = ctx.now_ms();
         // When the lease `token` holds ends, if one runs: the writer's key's expiry, or the
@@ -108,7 +70,7 @@ impl Command for GoblinRwextend {
             return Ok(Reply::Int(0));
         };
         let from_ms = if args.replace { now_ms } else { ends_ms };
-        let grant = Grant {
+        let lease = RwLease {
             name: args.key,
             token: args.token,
             end_ms: lease_end(from_ms, args.ms)?,
@@ -117,8 +79,8 @@ impl Command for GoblinRwextend {
             now_ms,
         };
         let token = match key.kind() {
-            KeyKind::String => grant.writer(ctx, &mut key)?,
-            _ => grant.reader(ctx, &mut key)?,
+            KeyKind::String => lease.writer(ctx, &mut key)?,
+            _ => lease.reader(ctx, &mut key)?,
         };
         EXTENDED.add(1);
         Ok(Reply::Int(token.unwrap_or(1)))

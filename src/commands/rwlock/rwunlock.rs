@@ -9,9 +9,9 @@
 
 use goblin_core::rwlock;
 
-use super::reader_taken_back;
 use crate::effects::{self, Deletion};
 use crate::error::CommandError;
+use crate::grant;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
@@ -68,7 +68,7 @@ impl Command for GoblinRwunlock {
             KeyKind::SortedSet => {
                 // What lapsed goes first: a lapsed lease is not held, and is not released.
                 effects::evict(ctx, &mut key, rwlock::lapsed_through(ctx.now_ms()));
-                reader_taken_back(ctx, &mut key, args.key, args.token.as_bytes())
+                grant::reader_released(ctx, &mut key, args.key, args.token.as_bytes())
             }
             KeyKind::Other => return Err(CommandError::WrongType),
         };

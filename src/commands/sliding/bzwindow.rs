@@ -15,14 +15,14 @@ use goblin_core::waitlist::Want;
 use goblin_core::zwindow;
 
 use super::{lease_reply, step, LEASE_SEPARATOR};
-use crate::commands::{fence_arg, permits_arg, PermitOptions};
+use crate::commands::{fence_arg, permits_arg, tally, PermitOptions};
 use crate::error::CommandError;
 use crate::fencing;
 use crate::grant::{self, Permits, Slots};
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
 use crate::server::stats::{CommandStats, Counter};
 use crate::server::{Arg, Args, Ctx, KeyKind, Reply};
-use crate::waiting;
+use crate::waiting::{self, Decision, Waits};
 
 pub struct GoblinBzwindow;
 
@@ -59,7 +59,7 @@ impl Command for GoblinBzwindow {
             ArgDoc::double(c"timeout"),
             permits_arg(c"Wait for permits slots at once, all or nothing: member and its numbered twins."),
             LEASE_SEPARATOR,
-            fence_arg(c"Reply the grant's fencing token instead of 1."),
+            fence_arg(c"Reply the grant's fencing token instead of 1.", Some(c"0.4.0")),
         ],
         stats: &STATS,
         info_name: "bzwindow",
@@ -106,46 +106,41 @@ impl Command for GoblinBzwindow {
         args: BzwindowArgs<'call>,
     ) -> Result<Reply<'call>, CommandError> {
         waiting::timeout_fits(ctx, args.timeout_ms)?;
-        // A newcomer comes after the callers already waiting in line.
-        waiting::serve_first(ctx, args.key);
-        let mut key = ctx.open_key(args.key);
-        if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
-            return Err(CommandError::WrongType);
-        }
-        let now_ms = ctx.now_ms();
-        let now = Now::Server.resolve(now_ms);
-        let cutoff = zwindow::cutoff(now, args.window);
-        let lease = grant::Lease {
-            member: args.member,
-            window: args.window,
-            permits: args.permits,
-            fence: args.fence,
+        let waits = Waits {
+            timeout_ms: args.timeout_ms,
+            command: Self::SPEC.name,
         };
-        let asked = lease.ask(ctx, args.key, now_ms)?;
-        let slots = Slots::of(ctx, args.member, args.permits);
-        let granted = step(
-            ctx, &mut key, &asked, args.fence, &slots, cutoff, args.limit, now, true,
-        );
-        drop(key);
-        if granted.is_some() {
-            GRANTED.add(1);
-            return Ok(lease_reply(granted));
-        }
-        if ctx.placement().no_blocking {
-            return Ok(Reply::Null);
-        }
-        let want = Want::Lease {
-            member: args.member.as_bytes().to_vec(),
-            window: args.window,
-            limit: args.limit,
-            permits: args.permits.count,
-            separator: args.permits.separator.map(<[u8]>::to_vec),
-            fence: args.fence,
-        };
-        if !waiting::wait(ctx, args.key, want, args.timeout_ms) {
-            return Ok(Reply::Null);
-        }
-        WAITED.add(1);
-        Ok(Reply::Blocked)
+        let reply = waiting::acquire(ctx, args.key, Some(waits), |key, _| {
+            if !matches!(key.kind(), KeyKind::Empty | KeyKind::SortedSet) {
+                return Err(CommandError::WrongType);
+            }
+            let now_ms = ctx.now_ms();
+            let now = Now::Server.resolve(now_ms);
+            let cutoff = zwindow::cutoff(now, args.window);
+            let lease = grant::Lease {
+                member: args.member,
+                window: args.window,
+                permits: args.permits,
+                fence: args.fence,
+            };
+            let asked = lease.ask(ctx, args.key, now_ms)?;
+            let slots = Slots::of(ctx, args.member, args.permits);
+            let granted = step(
+                ctx, key, &asked, args.fence, &slots, cutoff, args.limit, now, true,
+            );
+            if granted.is_some() {
+                return Ok(Decision::Now(lease_reply(granted)));
+            }
+            Ok(Decision::Wait(Want::Lease {
+                member: args.member.as_bytes().to_vec(),
+                window: args.window,
+                limit: args.limit,
+                permits: args.permits.count,
+                separator: args.permits.separator.map(<[u8]>::to_vec),
+                fence: args.fence,
+            }))
+        })?;
+        tally(&reply, &GRANTED, Some(&WAITED), None);
+        Ok(reply)
     }
 }

@@ -76,7 +76,7 @@ impl Command for GoblinZwindow {
                 .optional(),
             permits_arg(c"Take (or renew) permits slots at once, all or nothing: member and its numbered twins."),
             LEASE_SEPARATOR,
-            fence_arg(c"Reply a grant's fencing token instead of 1."),
+            fence_arg(c"Reply a grant's fencing token instead of 1.", Some(c"0.4.0")),
         ],
         stats: &STATS,
         info_name: "zwindow",

@@ -14,6 +14,8 @@ pub const GOBLIN_MFWINDOW_PAGE: &str = "docs/commands/goblin.mfwindow.md";
 const AT_FOUR: &[&[&str]] = &[&["GOBLIN.FWINDOW", "{}", "100000", "BY", "4"]];
 /// A counter at 4 without a TTL.
 const AT_FOUR_FOR_EVER: &[&[&str]] = &[&["SET", "{}", "4"]];
+/// A counter at 4 whose window ends in the call's millisecond (its key expires then).
+const AT_FOUR_ENDING: &[&[&str]] = &[&["SET", "{}", "4", "PX", "2"], ENDS_NOW];
 
 pub const GOBLIN_FWINDOW_ROWS: &[Row] = &[
     Row {
@@ -67,6 +69,35 @@ pub const GOBLIN_FWINDOW_ROWS: &[Row] = &[
                 ttl_ms: 1500,
             },
         )],
+    },
+    Row {
+        situation: "key holds an integer whose window ends in this millisecond (its key expires now)",
+        cases: &[
+            case(
+                AT_FOUR_ENDING,
+                &["GOBLIN.FWINDOW", "{}", "1500", "BY", "2"],
+                Array(&[Int(2), Int(1500)]),
+                Armed {
+                    value: Str("2"),
+                    ttl_ms: 1500,
+                },
+            ),
+            case(
+                AT_FOUR_ENDING,
+                &["GOBLIN.FWINDOW", "{}", "1500", "LIMIT", "3", "BLOCK", "300000"],
+                Array(&[Int(1), Int(1500)]),
+                Armed {
+                    value: Str("1"),
+                    ttl_ms: 1500,
+                },
+            ),
+            case(
+                AT_FOUR_ENDING,
+                &["GOBLIN.FWINDOW", "{}", "0", "BY", "3"],
+                Array(&[Int(3), Int(-1)]),
+                Persisted { value: Str("3") },
+            ),
+        ],
     },
     Row {
         situation: "`window` 0, key missing",
@@ -318,6 +349,15 @@ pub const GOBLIN_FWSTATS_ROWS: &[Row] = &[
         )],
     },
     Row {
+        situation: "key holds an integer whose window ends in this millisecond",
+        cases: &[case(
+            AT_FOUR_ENDING,
+            &["GOBLIN.FWSTATS", "{}"],
+            Array(&[Int(0), Int(-2)]),
+            Nothing,
+        )],
+    },
+    Row {
         situation: "key missing",
         cases: &[case(
             &[],
@@ -399,6 +439,45 @@ pub const GOBLIN_MFWINDOW_ROWS: &[Row] = &[
                 Nothing,
             ),
         ],
+    },
+    Row {
+        situation: "a window that ends in this millisecond, every window having room",
+        cases: &[case(
+            &[&["SET", "{}", "9", "PX", "2"], ENDS_NOW],
+            &["GOBLIN.MFWINDOW", "1", "{}", "1000", "9"],
+            Array(&[Int(0), Int(-1), Array(&[Int(1), Int(1000)])]),
+            Armed {
+                value: Str("1"),
+                ttl_ms: 1000,
+            },
+        )],
+    },
+    Row {
+        situation: "a window that ends in this millisecond, another refusing",
+        cases: &[case(
+            &[
+                &["SET", "{}", "9", "PX", "2"],
+                &["SET", "{}:b", "3", "PX", "100000"],
+                ENDS_NOW,
+            ],
+            &[
+                "GOBLIN.MFWINDOW",
+                "2",
+                "{}",
+                "1000",
+                "9",
+                "{}:b",
+                "60000",
+                "3",
+            ],
+            Array(&[
+                Int(1),
+                Any,
+                Array(&[Int(0), Int(-2)]),
+                Array(&[Int(3), Any]),
+            ]),
+            Nothing,
+        )],
     },
     Row {
         situation: "a key named twice",

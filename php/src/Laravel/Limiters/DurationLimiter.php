@@ -19,6 +19,11 @@ use Illuminate\Contracts\Redis\LimiterTimeoutException;
  * `block()` does not poll every 750 ms: a refused attempt's reply says when its window ends, so
  * it sleeps once until then and asks again, and gives up at once when the window outlasts the
  * timeout.
+ *
+ * A window of `$decay` seconds is half-open on the server's clock: armed by its first attempt,
+ * it ends `$decay` seconds later, at the millisecond its key expires, and an attempt then is the
+ * next window's. So an attempt made `$decay` seconds after the first always passes (Laravel's
+ * own script compares this machine's clock with a window that starts at a whole second).
  */
 class DurationLimiter
 {
@@ -62,8 +67,10 @@ class DurationLimiter
     {
         $deadline = microtime(true) + max(0, (float) $timeout);
         while (!$this->acquire()) {
-            // The server drops the key once its clock is past the expiry: a millisecond after the TTL.
-            $wait = ($this->ttl + 1) / 1000;
+            // A window ends at the millisecond its key expires (GOBLIN.FWINDOW counts no call
+            // there), the reply's TTL from when the server read its clock, before the reply
+            // came: an attempt that TTL after the reply meets the next window.
+            $wait = $this->ttl / 1000;
             if ($this->ttl < 0 || microtime(true) + $wait > $deadline) {
                 throw new LimiterTimeoutException();
             }
