@@ -13,6 +13,8 @@
 #                 then make instructions
 #   make instructions  instructions per call against the floor module and the natives, and
 #                 throughput beside them: bench/results/instructions.md
+#   make breakdown  where each row's instructions go, Goblin against its floor, from callgrind's
+#                 dumps of the same workloads: bench/results/breakdown.md
 #   make image-test  build docker/Dockerfile on a private Docker daemon and check the image
 #                 from inside a container (root; docs/container.md)
 
@@ -21,7 +23,7 @@ PORT ?= 6379
 MODULE := $(CURDIR)/target/release/libgoblin.so
 TEST_THREADS ?= 4
 
-.PHONY: all deps build test unit integration lint run bench bench-smoke fuzz clean floor instructions
+.PHONY: all deps build test unit integration lint run bench bench-smoke fuzz clean floor instructions breakdown
 
 all: build
 
@@ -76,6 +78,11 @@ floor:
 # Instructions per call under callgrind: Goblin, its floor, the natives (about 15 minutes).
 instructions: build floor
 	bash scripts/instructions.sh $(INSTRUCTIONS_ARGS)
+
+# Where those instructions go (Goblin built with line tables into target/profile; about 15
+# minutes): BREAKDOWN_ARGS="--servers redis82 --rows GOBLIN.GCRA" to limit it.
+breakdown: build floor
+	bash scripts/breakdown.sh $(BREAKDOWN_ARGS)
 
 # docker/Dockerfile, unmodified, built on local stand-ins of its base images and run with no
 # network; installs docker.io and debuerreotype if missing (docs/container.md).

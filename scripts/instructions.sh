@@ -5,7 +5,7 @@
 #
 #   scripts/instructions.sh [--servers redis70,redis82,valkey91,redis810] [--rows GOBLIN.GCRA,...]
 #                           [--no-check] [--no-count] [--no-throughput] [--out FILE]
-#                           [--module PATH]
+#                           [--module PATH] [--profile DIR]
 #
 # Builds the module, the floor (bench/floor, into target/floor: never part of make test) and
 # the driver (bench/src/bin/instructions.rs), then: checks on every server that each floor

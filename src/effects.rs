@@ -61,6 +61,9 @@ core_commands! {
 pub enum Effect<'a> {
     /// `SET key value PXAT at`: a value with its new expiry.
     SetPxat { value: &'a [u8], at_ms: i64 },
+    /// `SET key value PXAT at`, the expiry's decimal text made by the caller (a TAT's, which is
+    /// its own text cut short: `StoredTat::expires_at_text`).
+    SetPxatText { value: &'a [u8], at: &'a [u8] },
     /// `SET key value KEEPTTL`: a value, the TTL untouched.
     SetKeepTtl { value: &'a [u8] },
     /// `SET key value`: a value without a TTL.
@@ -75,8 +78,9 @@ pub enum Effect<'a> {
     Unlink,
     /// `ZREMRANGEBYSCORE key -inf through`
     ZremRangeThrough { through: f64 },
-    /// `ZADD key score member [score member ...]`: up to four members at one score.
-    Zadd { score: f64, members: &'a [&'a [u8]] },
+    /// `ZADD key score member [score member ...]`: up to four members at one score, each one of
+    /// the call's strings (one alone goes by reference).
+    Zadd { score: f64, members: &'a [Arg<'a>] },
     /// `ZREM key member [member ...]`: up to eight members.
     Zrem { members: &'a [&'a [u8]] },
     /// `PEXPIREAT key at`
@@ -86,9 +90,10 @@ pub enum Effect<'a> {
 impl Effect<'_> {
     pub fn command(&self) -> CoreCommand {
         match self {
-            Effect::SetPxat { .. } | Effect::SetKeepTtl { .. } | Effect::Set { .. } => {
-                CoreCommand::Set
-            }
+            Effect::SetPxat { .. }
+            | Effect::SetPxatText { .. }
+            | Effect::SetKeepTtl { .. }
+            | Effect::Set { .. } => CoreCommand::Set,
             Effect::Incr => CoreCommand::Incr,
             Effect::Incrby { .. } => CoreCommand::Incrby,
             Effect::Del => CoreCommand::Del,
@@ -108,6 +113,9 @@ impl Effect<'_> {
             Effect::SetPxat { value, at_ms } => {
                 let at = Decimal::integer(at_ms);
                 ctx.replicate_with_word(command, key, Some(value), Word::Pxat, Some(at.as_bytes()));
+            }
+            Effect::SetPxatText { value, at } => {
+                ctx.replicate_with_word(command, key, Some(value), Word::Pxat, Some(at));
             }
             Effect::SetKeepTtl { value } => {
                 ctx.replicate_with_word(command, key, Some(value), Word::Keepttl, None);
@@ -130,9 +138,13 @@ impl Effect<'_> {
             }
             Effect::Zadd { score, members } => {
                 let score = Decimal::score(score);
+                if let [member] = members {
+                    ctx.replicate_with_arg(command, key, Some(score.as_bytes()), *member, None);
+                    return;
+                }
                 let mut args: SmallVec<[&[u8]; MAX_REPLICATED_ARGS]> = SmallVec::new();
                 for member in members {
-                    args.extend([score.as_bytes(), member]);
+                    args.extend([score.as_bytes(), member.as_bytes()]);
                 }
                 ctx.replicate(command, key, &args);
             }
@@ -203,7 +215,7 @@ pub fn write_counter(ctx: &Ctx, key: &mut Key<'_>, plan: &CounterPlan) {
             ctx.notify_expired_at_once(name);
         }
     }
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// INCREX's write: `value` stored with its TTL changed as decided, and `event` (`incrby` or
@@ -229,7 +241,7 @@ pub fn stored_number(
                 Effect::Del
             };
             effect.replicate(ctx, name);
-            ctx.signal_modified(name);
+            key.signal_modified();
             // Redis 8.10's `del`, on Valkey too: the contract is Redis's INCREX (Valkey adds
             // only NX | XX), though Valkey's own SET and GETEX fire `expired` here.
             ctx.notify(EventClass::Generic, c"del", name);
@@ -248,7 +260,7 @@ pub fn stored_number(
     };
     let persisted = change == TtlChange::Persist && key.remove_ttl();
     effect.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
     ctx.notify(EventClass::String, event, name);
     if persisted {
         ctx.notify(EventClass::Generic, c"persist", name);
@@ -263,13 +275,16 @@ pub fn stored_number(
 /// and the AOF.
 pub fn tat_stored(ctx: &Ctx, key: &mut Key<'_>, tat: i64) {
     let stored = stored_tat(tat);
+    let (value, at_ms) = (stored.text.as_bytes(), stored.expires_at_ms);
     // The string class: the key is a string here (Redis's GCRA fires `gcra` in a class of its
     // own that older servers do not have).
-    stored_with_expiry(
+    let at = stored.expires_at_text();
+    stored_until(
         ctx,
         key,
-        stored.text.as_bytes(),
-        stored.expires_at_ms,
+        value,
+        at_ms,
+        Effect::SetPxatText { value, at },
         c"gcra",
     );
 }
@@ -278,13 +293,32 @@ pub fn tat_stored(ctx: &Ctx, key: &mut Key<'_>, tat: i64) {
 /// `event` in the string class and `expire`, and `SET key value PXAT at_ms` for the replicas
 /// and the AOF.
 pub fn stored_with_expiry(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], at_ms: i64, event: &CStr) {
+    stored_until(
+        ctx,
+        key,
+        value,
+        at_ms,
+        Effect::SetPxat { value, at_ms },
+        event,
+    );
+}
+
+/// `stored_with_expiry`, its `SET ... PXAT` effect given.
+fn stored_until(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    value: &[u8],
+    at_ms: i64,
+    effect: Effect<'_>,
+    event: &CStr,
+) {
     let name = key.name();
     key.set_string(value);
     key.set_abs_expire(at_ms);
     ctx.notify(EventClass::String, event, name);
     ctx.notify(EventClass::Generic, c"expire", name);
-    Effect::SetPxat { value, at_ms }.replicate(ctx, name);
-    ctx.signal_modified(name);
+    effect.replicate(ctx, name);
+    key.signal_modified();
 }
 
 /// A string key written whole, without a TTL (a token lock without a lease): `event` in the
@@ -296,7 +330,7 @@ pub fn stored(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], event: &CStr) {
     key.remove_ttl();
     ctx.notify(EventClass::String, event, name);
     Effect::Set { value }.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// A token lock taken for `token` (GOBLIN.LOCK, GOBLIN.BLOCK, a waiter's grant): `SET key
@@ -317,7 +351,7 @@ pub fn evict(ctx: &Ctx, key: &mut Key<'_>, cutoff: f64) -> Eviction {
 }
 
 /// What ZREMRANGEBYSCORE would have said and replicated after `eviction`.
-fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
+fn evicted(ctx: &Ctx, key: &mut Key<'_>, eviction: &Eviction) {
     if eviction.count == 0 {
         return;
     }
@@ -332,7 +366,7 @@ fn evicted(ctx: &Ctx, key: &Key<'_>, eviction: &Eviction) {
         through: eviction.through,
     }
     .replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// Slots granted at `score` (GOBLIN.ZWINDOW, GOBLIN.BZWINDOW, a waiter's grant) to `members`:
@@ -347,12 +381,12 @@ pub fn admitted(
     expiry: WindowExpiry,
 ) -> Zadded {
     let mut first = None;
-    let mut changed: SmallVec<[&[u8]; 4]> = SmallVec::new();
+    let mut changed: SmallVec<[Arg<'_>; 4]> = SmallVec::new();
     for member in members {
         let zadded = key.zadd(score, *member);
         first.get_or_insert(zadded);
         if zadded != Zadded::Unchanged {
-            changed.push(member.as_bytes());
+            changed.push(*member);
         }
     }
     recorded(ctx, key, &changed, score, expiry);
@@ -372,7 +406,7 @@ pub fn entry_admitted(
 }
 
 /// ZADD's event and effects for the members the set did change, then the TTL re-armed.
-fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[&[u8]], score: f64, expiry: WindowExpiry) {
+fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[Arg<'_>], score: f64, expiry: WindowExpiry) {
     let name = key.name();
     if !changed.is_empty() {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
@@ -392,7 +426,7 @@ fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[&[u8]], score: f64, expiry:
             Effect::Del.replicate(ctx, name);
         }
     }
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// A readers-writer lock's writer over its readers' sorted set (a reader promoted, or a writer
@@ -413,7 +447,7 @@ pub fn reader_held(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64) {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
         Effect::Zadd {
             score,
-            members: &[token.as_bytes()],
+            members: &[token],
         }
         .replicate(ctx, name);
     }
@@ -426,7 +460,7 @@ pub fn reader_held(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64) {
     } else {
         readers_rearmed(ctx, key);
     }
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// A read lease given back (GOBLIN.RWUNLOCK, a waiter's grant taken back): its member removed
@@ -466,7 +500,7 @@ pub fn expires_at(ctx: &Ctx, key: &mut Key<'_>, at_ms: i64) {
     key.set_abs_expire(at_ms);
     ctx.notify(EventClass::Generic, c"expire", name);
     Effect::PexpireAt { at_ms }.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// How a key is deleted.
@@ -491,7 +525,7 @@ pub fn deleted(ctx: &Ctx, key: &mut Key<'_>, how: Deletion) {
     }
     ctx.notify(EventClass::Generic, c"del", name);
     Effect::Del.replicate(ctx, name);
-    ctx.signal_modified(name);
+    key.signal_modified();
 }
 
 /// Removes `members` from a sorted set (a lease's member, or each permit of a holder of
@@ -515,7 +549,7 @@ pub fn release_members(ctx: &Ctx, key: &mut Key<'_>, members: &[Arg<'_>]) -> boo
     for members in removed.chunks(MAX_REPLICATED_ARGS) {
         Effect::Zrem { members }.replicate(ctx, name);
     }
-    ctx.signal_modified(name);
+    key.signal_modified();
     members
         .first()
         .is_some_and(|member| member.as_bytes() == first)

@@ -46,6 +46,21 @@ pub fn stored_tat(tat: i64) -> StoredTat {
     }
 }
 
+impl StoredTat {
+    /// `expires_at_ms` as decimal text, for `SET key tat PXAT ms`: the TAT's own text without
+    /// its last three digits (the division truncates, as the text does), with nothing more to
+    /// format; "0" under a millisecond either way.
+    pub fn expires_at_text(&self) -> &[u8] {
+        let text = self.text.as_bytes();
+        let sign = usize::from(text.first() == Some(&b'-'));
+        if text.len() - sign > 3 {
+            &text[..text.len() - 3]
+        } else {
+            b"0"
+        }
+    }
+}
+
 /// Why a string key holds no TAT.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TatError {
@@ -115,9 +130,17 @@ pub fn emission_interval(limits: &Limits) -> i64 {
     interval.max(1)
 }
 
-/// Seconds, rounded up, of a time in microseconds.
+/// Seconds, rounded up, of a time in microseconds: Redis's GCRA's `ceil(us / 1000000.)`, the
+/// quotient rounded to a double first. The ceiling is taken from the truncation (exact for
+/// every quotient of an `i64`, whose magnitude is below 2^63) without a call into libm.
 fn ceil_seconds(us: i64) -> i64 {
-    (us as f64 / 1_000_000.0).ceil() as i64
+    let seconds = us as f64 / 1_000_000.0;
+    let truncated = seconds as i64;
+    if (truncated as f64) < seconds {
+        truncated + 1
+    } else {
+        truncated
+    }
 }
 
 /// One request at `now` (microseconds, a whole millisecond: the server's command-time
@@ -141,10 +164,37 @@ pub struct Decision {
     pub throttle: Throttle,
     /// The TAT to store, when the request is allowed.
     pub new_tat: Option<i64>,
+    /// How far ahead of now the TAT stands (from `base`), the tolerance and the emission
+    /// interval: what `standing` is computed from, only when asked.
+    standing_ttl: i64,
+    tolerance: i64,
+    emission: i64,
+}
+
+impl Decision {
     /// GOBLIN.GCRA's reply had the request been refused: `remaining` and `reset_after` from the
     /// TAT as it stands (what it says when it refuses), `retry_after` -1 if it would have been
-    /// allowed.
-    pub standing: Throttle,
+    /// allowed. Only GOBLIN.MGCRA's refusal of a policy that alone would allow asks for it.
+    pub fn standing(&self) -> Throttle {
+        if self.throttle.limited {
+            return self.throttle;
+        }
+        Throttle {
+            remaining: remaining(self.tolerance, self.emission, self.standing_ttl),
+            reset_after: ceil_seconds(self.standing_ttl),
+            ..self.throttle
+        }
+    }
+}
+
+/// Tokens of cost 1 left, with the TAT `ttl` ahead of now; never negative.
+fn remaining(tolerance: i64, emission: i64, ttl: i64) -> i64 {
+    let headroom = tolerance - ttl;
+    if headroom > -emission {
+        headroom / emission
+    } else {
+        0
+    }
 }
 
 /// GCRA's decision for a request of `limits.cost` (0: a look that takes nothing) against `tat`
@@ -167,47 +217,29 @@ pub fn decide(tat: Option<i64>, limits: &Limits, now: i64) -> Result<Decision, G
     let new_tat = base + increment;
     let early_by = new_tat - tolerance - now;
     let limited = early_by > 0;
-    // Tokens of cost 1 left, with the TAT `ttl` ahead of now; never negative.
-    let remaining = |ttl: i64| {
-        let headroom = tolerance - ttl;
-        if headroom > -emission {
-            headroom / emission
-        } else {
-            0
-        }
-    };
     // From `base`, not the TAT: a TAT behind the clock is a full bucket, as a missing key is.
     // Under Redis's GCRA the key expires at its TAT, so the two never differ there; Goblin's
     // TAT is a plain string that SET or PERSIST can leave behind the clock.
     let standing_ttl = base - now;
-    let standing = Throttle {
-        limited,
-        limit: limits.capacity,
-        remaining: remaining(standing_ttl),
-        // A request dearer than the whole capacity never gets through.
-        retry_after: if !limited || increment > tolerance {
-            -1
-        } else {
-            ceil_seconds(early_by)
-        },
-        reset_after: ceil_seconds(standing_ttl),
-    };
-    if limited {
-        return Ok(Decision {
-            throttle: standing,
-            new_tat: None,
-            standing,
-        });
-    }
-    let ttl = new_tat - now;
+    // A refusal answers from the TAT as it stands; an allowed request from the new one.
+    let ttl = if limited { standing_ttl } else { new_tat - now };
     Ok(Decision {
         throttle: Throttle {
-            remaining: remaining(ttl),
+            limited,
+            limit: limits.capacity,
+            remaining: remaining(tolerance, emission, ttl),
+            // A request dearer than the whole capacity never gets through.
+            retry_after: if !limited || increment > tolerance {
+                -1
+            } else {
+                ceil_seconds(early_by)
+            },
             reset_after: ceil_seconds(ttl),
-            ..standing
         },
-        new_tat: Some(new_tat),
-        standing,
+        new_tat: (!limited).then_some(new_tat),
+        standing_ttl,
+        tolerance,
+        emission,
     })
 }
 
@@ -496,6 +528,67 @@ mod tests {
         assert_eq!(read_tat(b"-1"), Err(TatError::Negative));
         for text in [&b"01"[..], b"+5", b"-0", b"1.5", b" 5", b"abc", b""] {
             assert_eq!(read_tat(text), Err(TatError::NotATat), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn seconds_round_up_as_the_float_ceiling_does() {
+        let mut bits = 0x2545_f491_4f6c_dd1du64;
+        let mut samples = vec![
+            0,
+            1,
+            -1,
+            999_999,
+            1_000_000,
+            1_000_001,
+            -999_999,
+            -1_000_000,
+            -1_000_001,
+            i64::MAX,
+            i64::MIN,
+            i64::MAX - 1,
+            i64::MIN + 1,
+            4_503_599_627_370_497_001,
+        ];
+        for _ in 0..200_000 {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            samples.push(bits as i64);
+            samples.push((bits >> (bits % 63)) as i64);
+        }
+        for us in samples {
+            let expected = (us as f64 / 1_000_000.0).ceil() as i64;
+            assert_eq!(ceil_seconds(us), expected, "{us}");
+        }
+    }
+
+    #[test]
+    fn the_expiry_text_is_the_milliseconds_of_the_tat() {
+        for tat in [
+            0,
+            1,
+            999,
+            1000,
+            1001,
+            999_999,
+            1_000_000,
+            NOW,
+            NOW + 999,
+            NOW + 1000,
+            i64::MAX,
+            -1,
+            -999,
+            -1000,
+            -1234,
+            i64::MIN,
+        ] {
+            let stored = stored_tat(tat);
+            assert_eq!(
+                stored.expires_at_text(),
+                stored.expires_at_ms.to_string().as_bytes(),
+                "{tat}"
+            );
         }
     }
 }

@@ -8,7 +8,13 @@
 //! two policies that name one key decide on the TAT the earlier one leaves. The keys are
 //! indices into the TATs the caller read, one per distinct key.
 
+use smallvec::SmallVec;
+
 use crate::gcra::{decide, emission_interval, GcraOverflow, Limits, Throttle};
+
+/// As many policies as a call usually names, kept on the stack: a call decides with no
+/// allocation.
+pub type Few<T> = SmallVec<[T; 4]>;
 
 /// One policy of a call: its key (an index into the TATs) and its limits, `cost` being the
 /// call's `TOKENS` (what a request costs, or what a refund gives back).
@@ -48,9 +54,9 @@ pub struct Mgcra {
     /// Per policy, in order: GOBLIN.GCRA's reply when the request is allowed; when refused,
     /// GOBLIN.GCRA's refusal from the TAT as it stands (`retry_after` -1 for a policy that
     /// alone would allow).
-    pub policies: Vec<Throttle>,
+    pub policies: Few<Throttle>,
     /// Per key that changes: (its index, what it becomes). Empty unless allowed, or a refund.
-    pub writes: Vec<(usize, Write)>,
+    pub writes: Few<(usize, Write)>,
 }
 
 impl Mgcra {
@@ -80,7 +86,7 @@ pub fn mgcra(
         Mode::Peek => Ok(decide_all(tats, policies, now)?.0),
         Mode::Refund => {
             let refunded = refund(tats, policies, now)?;
-            let peek: Vec<Policy> = policies
+            let peek: Few<Policy> = policies
                 .iter()
                 .map(|policy| Policy {
                     limits: Limits {
@@ -103,9 +109,9 @@ fn decide_all(
     tats: &[Option<i64>],
     policies: &[Policy],
     now: i64,
-) -> Result<(Mgcra, Vec<Option<i64>>), GcraOverflow> {
-    let mut work = tats.to_vec();
-    let mut decisions = Vec::with_capacity(policies.len());
+) -> Result<(Mgcra, Few<Option<i64>>), GcraOverflow> {
+    let mut work = Few::from_slice(tats);
+    let mut decisions: Few<_> = SmallVec::with_capacity(policies.len());
     for policy in policies {
         let slot = work.get_mut(policy.key).ok_or(GcraOverflow::Tokens)?;
         let decision = decide(*slot, &policy.limits, now)?;
@@ -125,15 +131,15 @@ fn decide_all(
             } else {
                 refusing.map(|d| d.throttle.retry_after).max().unwrap_or(-1)
             },
-            policies: decisions.iter().map(|d| d.standing).collect(),
-            writes: Vec::new(),
+            policies: decisions.iter().map(|d| d.standing()).collect(),
+            writes: Few::new(),
         }
     } else {
         Mgcra {
             limited,
             retry_after: -1,
             policies: decisions.iter().map(|d| d.throttle).collect(),
-            writes: Vec::new(),
+            writes: Few::new(),
         }
     };
     Ok((reply, work))
@@ -145,8 +151,8 @@ fn refund(
     tats: &[Option<i64>],
     policies: &[Policy],
     now: i64,
-) -> Result<Vec<Option<i64>>, GcraOverflow> {
-    let mut work = tats.to_vec();
+) -> Result<Few<Option<i64>>, GcraOverflow> {
+    let mut work = Few::from_slice(tats);
     for policy in policies {
         let emission = emission_interval(&policy.limits);
         if emission > i64::MAX / policy.limits.cost {
@@ -162,7 +168,7 @@ fn refund(
 
 /// The keys whose TAT changed, and what they become: a TAT no later than `now` is a full
 /// bucket, and its key goes.
-fn changes(before: &[Option<i64>], after: &[Option<i64>], now: i64) -> Vec<(usize, Write)> {
+fn changes(before: &[Option<i64>], after: &[Option<i64>], now: i64) -> Few<(usize, Write)> {
     before
         .iter()
         .zip(after)
@@ -235,7 +241,7 @@ mod tests {
             let now = NOW + step * 1_000_000;
             let (gcra, after) = by_gcra(&[tat], &p, now);
             let m = mgcra(&[tat], &p, Mode::Hit, now).unwrap();
-            assert_eq!(m.policies, gcra, "step {step}");
+            assert_eq!(m.policies[..], gcra[..], "step {step}");
             assert_eq!(m.head(), [i64::from(gcra[0].limited), gcra[0].retry_after]);
             let written = match m.writes.as_slice() {
                 [] => tat,
@@ -256,7 +262,7 @@ mod tests {
             let m = mgcra(&tats, &p, Mode::Hit, NOW).unwrap();
             assert!(!m.limited);
             let (gcra, after) = by_gcra(&tats, &p, NOW);
-            assert_eq!(m.policies, gcra);
+            assert_eq!(m.policies[..], gcra[..]);
             tats = after;
         }
         let m = mgcra(&tats, &p, Mode::Hit, NOW).unwrap();
@@ -328,7 +334,7 @@ mod tests {
             let p = [policy(0, 4, 1, 10.0, cost)];
             let m = mgcra(&[tat], &p, Mode::Peek, NOW).unwrap();
             let peeked = crate::gcra::peek(tat, &p[0].limits, NOW).unwrap();
-            assert_eq!(m.policies, [peeked], "{tat:?} at cost {cost}");
+            assert_eq!(m.policies[..], [peeked], "{tat:?} at cost {cost}");
             assert_eq!(m.head(), [i64::from(peeked.limited), peeked.retry_after]);
         }
     }
@@ -345,7 +351,7 @@ mod tests {
         // 3 tokens of 10 s: 30 s back; the second is full again, and goes; the third stays
         // missing.
         assert_eq!(
-            m.writes,
+            m.writes[..],
             [(0, Write::Store(NOW + 20_000_000)), (1, Write::Delete)]
         );
         // Then a peek at cost 1.
@@ -369,9 +375,9 @@ mod tests {
         let p = [policy(0, 1, 1, 10.0, 1), policy(0, 1, 1, 10.0, 1)];
         let m = mgcra(&[None], &p, Mode::Hit, NOW).unwrap();
         assert!(!m.limited);
-        assert_eq!(m.writes, [(0, Write::Store(NOW + 20_000_000))]);
+        assert_eq!(m.writes[..], [(0, Write::Store(NOW + 20_000_000))]);
         let (gcra, after) = by_gcra(&[None], &p, NOW);
-        assert_eq!(m.policies, gcra);
+        assert_eq!(m.policies[..], gcra[..]);
         assert_eq!(after, [Some(NOW + 20_000_000)]);
         let m = mgcra(&after, &p, Mode::Hit, NOW).unwrap();
         assert!(m.limited && m.writes.is_empty());

@@ -120,6 +120,8 @@ pub(crate) const INLINE: usize = 4;
 /// usually names, a map beyond.
 struct KeyIndex<'call> {
     keys: SmallVec<[Arg<'call>; INLINE]>,
+    /// Each key's bytes, read once (each read is a call into the server).
+    names: SmallVec<[&'call [u8]; INLINE]>,
     map: Option<HashMap<&'call [u8], usize>>,
 }
 
@@ -127,24 +129,29 @@ impl<'call> KeyIndex<'call> {
     const LINEAR: usize = 8;
 
     fn new(policies: usize) -> Self {
+        // On the stack for the few keys a call usually names, grown past them as they come.
         KeyIndex {
-            keys: SmallVec::with_capacity(policies),
+            keys: SmallVec::new(),
+            names: SmallVec::new(),
             map: (policies > Self::LINEAR).then(HashMap::new),
         }
     }
 
     fn index(&mut self, key: Arg<'call>) -> usize {
         let next = self.keys.len();
+        let name = key.as_bytes();
         let found = match &mut self.map {
-            Some(map) => *map.entry(key.as_bytes()).or_insert(next),
+            Some(map) => *map.entry(name).or_insert(next),
+            // Keys under one hash tag mostly differ in their last byte: looked at first.
             None => self
-                .keys
+                .names
                 .iter()
-                .position(|known| known.as_bytes() == key.as_bytes())
+                .position(|known| known.last() == name.last() && *known == name)
                 .unwrap_or(next),
         };
         if found == next {
             self.keys.push(key);
+            self.names.push(name);
         }
         found
     }

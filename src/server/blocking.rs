@@ -28,6 +28,8 @@ pub use goblin_core::waitlist::WaiterId;
 /// What the module does when the server calls back. Every method runs on the server's main
 /// thread.
 pub trait Waiting: Sync {
+    /// Whether anyone waits in any line: when nobody does, a write has no line to look at.
+    fn anyone(&self) -> bool;
     /// A command of the module's own wrote `key` (it is done, and the key is closed).
     fn changed(&self, ctx: &Ctx, key: Arg<'_>);
     /// The waiter's key was signalled: its reply if it was granted (it is then served), or

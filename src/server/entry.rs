@@ -63,9 +63,10 @@ extern "C" fn entry_point<C: Command>(
         let reply = C::run(&ctx, args);
         // Whatever the command wrote may let a waiter in: its keys' lines are looked at now,
         // once, for every command, before any other client's command runs (unless the command
-        // served them itself after its last write).
+        // served them itself after its last write, or nobody waits at all: most calls ask only
+        // that).
         if ctx.wrote_unserved() {
-            if let Some(waiting) = super::blocking::waiting() {
+            if let Some(waiting) = super::blocking::waiting().filter(|lines| lines.anyone()) {
                 spec.keys.each_position(argv, |position, _| {
                     if let Some(&key) = argv.get(position) {
                         waiting.changed(&ctx, key);

@@ -47,6 +47,28 @@ pub fn valkey_offers(option: c_int) -> bool {
     known & option == option
 }
 
+/// Runs `close`, the closing of a key the call wrote, with the server's implicit signal of a
+/// written key switched on for it alone: `NO_IMPLICIT_SIGNAL_MODIFIED` keeps it off for every
+/// key a call opens for writing and then does not write (an error, a refusal), and the server
+/// reads the option as it closes each key. The signal at close has the key at hand, where
+/// `RedisModule_SignalModifiedKey` takes a name and, on Redis 8.10, looks the key up again.
+/// The two calls of `SetModuleOptions` only store the mask.
+pub fn signalling_on_close(ctx: *mut raw::RedisModuleCtx, close: impl FnOnce()) {
+    let declared = DECLARED.load(Ordering::Relaxed);
+    let no_implicit = raw::REDISMODULE_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED as c_int;
+    if declared & no_implicit == 0 {
+        // Not declared (yet): the server signals every key it closes anyway.
+        return close();
+    }
+    let set = api!(RedisModule_SetModuleOptions);
+    // SAFETY: a live context of the module's own, on the main thread; the whole mask is put
+    // back before anything else runs.
+    unsafe { set(ctx, declared & !no_implicit) };
+    close();
+    // SAFETY: as above.
+    unsafe { set(ctx, declared) };
+}
+
 /// Declares `options` beside those declared before. Load time only.
 pub fn declare(ctx: *mut raw::RedisModuleCtx, options: c_int) {
     let all = DECLARED.fetch_or(options, Ordering::Relaxed) | options;

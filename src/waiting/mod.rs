@@ -447,6 +447,10 @@ pub struct Lines;
 pub static LINES: Lines = Lines;
 
 impl Waiting for Lines {
+    fn anyone(&self) -> bool {
+        anyone_waits()
+    }
+
     fn changed(&self, ctx: &Ctx, key: Arg<'_>) {
         look_at_key(ctx, key);
     }

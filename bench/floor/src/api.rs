@@ -69,6 +69,14 @@ pub struct Key<'c> {
     _call: PhantomData<&'c ()>,
 }
 
+/// A client blocked on its key until a hand-off wakes it (`Ctx::park`, `Parked::wake`), as
+/// GOBLIN.BLOCK's waiter is.
+pub struct Parked(NonNull<raw::RedisModuleBlockedClient>);
+
+// SAFETY: a handle is only used on the server's main thread; the floor keeps it in a static
+// behind a mutex.
+unsafe impl Send for Parked {}
+
 /// A member the sorted-set iterator handed out, freed when dropped.
 pub struct Member<'c> {
     ctx: Ctx<'c>,
@@ -178,6 +186,31 @@ impl<'c> Ctx<'c> {
             ptr,
             _call: PhantomData,
         })
+    }
+
+    /// Blocks the calling client on `key` (for ever) until it is woken by its handle, as
+    /// Goblin blocks a waiter (`RedisModule_BlockClientOnKeys`); `None` if the server would
+    /// not block it.
+    pub fn park(self, key: Str<'c>) -> Option<Parked> {
+        let mut keys = [key.ptr.as_ptr()];
+        // SAFETY: a live command context; the key array lives across the call, which copies
+        // it; the callbacks live as long as the module.
+        let blocked = unsafe {
+            api!(RedisModule_BlockClientOnKeys)(
+                self.ptr.as_ptr(),
+                Some(parked_reply),
+                Some(parked_woken),
+                None,
+                0,
+                keys.as_mut_ptr(),
+                1,
+                ptr::null_mut(),
+            )
+        };
+        let blocked = NonNull::new(blocked)?;
+        // SAFETY: a live blocked-client handle; the callback lives as long as the module.
+        unsafe { api!(RedisModule_SetDisconnectCallback)(blocked.as_ptr(), Some(parked_gone)) };
+        Some(Parked(blocked))
     }
 
     #[inline]
@@ -587,6 +620,56 @@ impl<'c> Key<'c> {
     }
 }
 
+impl Parked {
+    /// Wakes the client: the server answers it as if its time were up (`parked_woken`), as
+    /// Goblin wakes a waiter it granted.
+    #[inline]
+    pub fn wake(self) {
+        // SAFETY: a handle the server has not let go of: a parked client is woken once, and
+        // never times out.
+        unsafe {
+            api!(RedisModule_UnblockClient)(self.0.as_ptr(), ptr::null_mut());
+        }
+    }
+}
+
+impl Parked {
+    /// Whether this is the handle of `blocked`.
+    fn is(&self, blocked: *mut raw::RedisModuleBlockedClient) -> bool {
+        self.0.as_ptr() == blocked
+    }
+}
+
+/// A parked client went away before its hand-off: its handle is forgotten, never woken.
+unsafe extern "C" fn parked_gone(
+    _ctx: *mut raw::RedisModuleCtx,
+    blocked: *mut raw::RedisModuleBlockedClient,
+) {
+    crate::commands::forget_waiter(|parked| parked.is(blocked));
+}
+
+/// A parked client's key was signalled: it keeps waiting (only a hand-off wakes it).
+unsafe extern "C" fn parked_reply(
+    _ctx: *mut raw::RedisModuleCtx,
+    _argv: *mut *mut raw::RedisModuleString,
+    _argc: c_int,
+) -> c_int {
+    raw::REDISMODULE_ERR as c_int
+}
+
+/// A parked client woken by its hand-off: it holds the lock.
+unsafe extern "C" fn parked_woken(
+    ctx: *mut raw::RedisModuleCtx,
+    _argv: *mut *mut raw::RedisModuleString,
+    _argc: c_int,
+) -> c_int {
+    // SAFETY: the server's context for this reply, a static text.
+    unsafe {
+        api!(RedisModule_ReplyWithSimpleString)(ctx, c"OK".as_ptr());
+    }
+    raw::REDISMODULE_OK as c_int
+}
+
 impl Drop for Key<'_> {
     #[inline]
     fn drop(&mut self) {
@@ -715,7 +798,10 @@ pub unsafe extern "C" fn RedisModule_OnLoad(
             RedisModule_ZsetFirstInScoreRange,
             RedisModule_ZsetRangeCurrentElement,
             RedisModule_ZsetRangeNext,
-            RedisModule_ZsetRangeStop
+            RedisModule_ZsetRangeStop,
+            RedisModule_BlockClientOnKeys,
+            RedisModule_SetDisconnectCallback,
+            RedisModule_UnblockClient
         ];
         if !present {
             return false;

@@ -7,7 +7,10 @@
 //! Each write is said as Goblin says it (`src/effects.rs`): the same events, the same
 //! replicated effect; the key is signalled as modified when it is closed.
 
-use crate::api::{Class, Command, Ctx, Key, Member, Refusal, Str, Value};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, PoisonError};
+
+use crate::api::{Class, Command, Ctx, Key, Member, Parked, Refusal, Str, Value};
 use crate::text::parse;
 use goblin_core::decimal::Decimal;
 
@@ -144,6 +147,37 @@ impl Command for Zwindow {
         // The client's own text is the score's shortest decimal here (an integer).
         ctx.replicate_zadd(name, now_arg, member)?;
         let at_ms = ctx.now_ms() + 10_000_000;
+        key.set_abs_expire(at_ms)?;
+        ctx.notify(Class::Generic, c"expire", name);
+        let at = Decimal::integer(at_ms);
+        ctx.replicate_pexpireat(name, at.as_bytes())?;
+        ctx.reply_int(1);
+        Ok(())
+    }
+}
+
+/// GOBLIN.BZWINDOW key 1000000 limit member timeout, granted at once: GOBLIN.ZWINDOW's call on
+/// the server's clock (`now`, a score in seconds with the milliseconds, formatted for the
+/// replicated ZADD), with a window of a million seconds (nothing leaves it: the workload's
+/// members stay). Replies 1.
+pub struct Bzwindow;
+
+impl Command for Bzwindow {
+    fn run(ctx: Ctx<'_>, argv: &[Str<'_>]) -> Result<(), Refusal> {
+        const WINDOW_MS: i64 = 1_000_000_000;
+        let (name, member) = (arg(argv, 1)?, arg(argv, 4)?);
+        let now_ms = ctx.now_ms();
+        let now = now_ms as f64 / 1000.0;
+        let mut key = ctx.open(name)?;
+        let mut left: [Option<Member<'_>>; 1] = Default::default();
+        if key.lowest_at_or_below(ctx, now - 1_000_000.0, &mut left) > 0 {
+            return Err(NOT_MADE_FOR);
+        }
+        key.zadd(now, member)?;
+        ctx.notify(Class::SortedSet, c"zadd", name);
+        let score = Decimal::score(now);
+        ctx.replicate_zadd_at(name, score.as_bytes(), member)?;
+        let at_ms = now_ms + WINDOW_MS;
         key.set_abs_expire(at_ms)?;
         ctx.notify(Class::Generic, c"expire", name);
         let at = Decimal::integer(at_ms);
@@ -359,6 +393,75 @@ impl Command for Rlock {
         ctx.notify(Class::Generic, c"expire", name);
         ctx.replicate_pexpireat(name, at.as_bytes())?;
         ctx.reply_ok();
+        Ok(())
+    }
+}
+
+/// A waiter parked on a held lock (GOBLIN.BLOCK key token ms timeout, in line): what the
+/// hand-off that serves it needs, by key.
+struct Waiter {
+    parked: Parked,
+    token: Vec<u8>,
+    ms: i64,
+}
+
+static WAITERS: Mutex<BTreeMap<Vec<u8>, Waiter>> = Mutex::new(BTreeMap::new());
+
+/// A parked client went away: its handle (the one `gone` names) is dropped from the waiters,
+/// never to be woken.
+pub fn forget_waiter(gone: impl Fn(&Parked) -> bool) {
+    let mut waiters = WAITERS.lock().unwrap_or_else(PoisonError::into_inner);
+    waiters.retain(|_, waiter| !gone(&waiter.parked));
+}
+
+/// GOBLIN.BLOCK key token 30000 0 on a lock someone holds (the hand-off row's setup): the
+/// caller blocked on its key, for `Handoff` to serve. Replies nothing now.
+pub struct Park;
+
+impl Command for Park {
+    fn run(ctx: Ctx<'_>, argv: &[Str<'_>]) -> Result<(), Refusal> {
+        let (name, token) = (arg(argv, 1)?, arg(argv, 2)?);
+        let parked = ctx.park(name).ok_or(NOT_MADE_FOR)?;
+        let waiter = Waiter {
+            parked,
+            token: token.bytes().to_vec(),
+            ms: 30_000,
+        };
+        let mut waiters = WAITERS.lock().unwrap_or_else(PoisonError::into_inner);
+        waiters.insert(name.bytes().to_vec(), waiter);
+        Ok(())
+    }
+}
+
+/// GOBLIN.CAD key token of a lock one waiter waits for: the lock released as `Cad` releases
+/// it (`del`, `DEL key`), then the waiter's lock taken as `Lock` takes a free key (`SET key
+/// its-token PXAT at`, `set` and `expire`), and the waiter woken (it replies OK); replies 1.
+pub struct Handoff;
+
+impl Command for Handoff {
+    fn run(ctx: Ctx<'_>, argv: &[Str<'_>]) -> Result<(), Refusal> {
+        let (name, token) = (arg(argv, 1)?, arg(argv, 2)?);
+        let mut key = ctx.open(name)?;
+        if key.string().ok_or(NOT_MADE_FOR)? != token.bytes() {
+            return Err(NOT_MADE_FOR);
+        }
+        key.delete();
+        ctx.notify(Class::Generic, c"del", name);
+        ctx.replicate_key(c"DEL", name)?;
+        let waiter = WAITERS
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(name.bytes())
+            .ok_or(NOT_MADE_FOR)?;
+        key.resize_and_write(&waiter.token)?;
+        let at_ms = ctx.now_ms() + waiter.ms;
+        key.set_abs_expire(at_ms)?;
+        ctx.notify(Class::String, c"set", name);
+        ctx.notify(Class::Generic, c"expire", name);
+        let at = Decimal::integer(at_ms);
+        ctx.replicate_set_pxat(name, Value::Bytes(&waiter.token), at.as_bytes())?;
+        waiter.parked.wake();
+        ctx.reply_int(1);
         Ok(())
     }
 }

@@ -23,6 +23,7 @@ const COMMANDS: &[Registration] = &[
     registration::<Increx>(c"floor.increx", c"write deny-oom fast", (1, 1, 1)),
     registration::<Fwindow>(c"floor.fwindow", c"write deny-oom fast", (1, 1, 1)),
     registration::<Zwindow>(c"floor.zwindow", c"write deny-oom", (1, 1, 1)),
+    registration::<Bzwindow>(c"floor.bzwindow", c"write deny-oom", (1, 1, 1)),
     registration::<Swindow>(c"floor.swindow", c"write deny-oom fast", (1, 1, 1)),
     registration::<Gcra>(c"floor.gcra", c"write deny-oom fast", (1, 1, 1)),
     // One key per policy, every fourth argument from the second: a fixed range serves both
@@ -31,6 +32,8 @@ const COMMANDS: &[Registration] = &[
     registration::<Lock>(c"floor.lock", c"write deny-oom fast", (1, 1, 1)),
     registration::<Rlock>(c"floor.rlock", c"write deny-oom fast", (1, 1, 1)),
     registration::<Cad>(c"floor.cad", c"write fast", (1, 1, 1)),
+    registration::<Park>(c"floor.park", c"write deny-oom", (1, 1, 1)),
+    registration::<Handoff>(c"floor.handoff", c"write fast", (1, 1, 1)),
     registration::<Extend>(c"floor.extend", c"write deny-oom fast", (1, 1, 1)),
     registration::<StandInIncrex>(c"floor.standin.increx", c"write deny-oom fast", (1, 1, 1)),
     registration::<StandInDelex>(c"floor.standin.delex", c"write fast", (1, 1, 1)),

@@ -5,7 +5,7 @@
 //! Written to `bench/results/instructions.md`.
 //!
 //!     instructions --floor PATH [--module PATH] [--out FILE] [--servers a,b] [--rows a,b]
-//!                  [--no-check] [--no-count] [--no-throughput]
+//!                  [--no-check] [--no-count] [--no-throughput] [--profile DIR]
 //!
 //! Three steps, each can be left out:
 //!
@@ -15,10 +15,15 @@
 //!    they leave (type, value, expiry) must be the same; the replica (replica mode) must end
 //!    identical. A floor that did less than Goblin would be a floor of nothing.
 //! 2. **count**: each row's workload (20,000 calls over 1,000 keys unless it says otherwise,
-//!    every call allowed, which each reply is checked for) on a server under callgrind, for
-//!    Goblin, the floor and the native: the server's whole `call()`, inclusive, per call.
+//!    every call allowed, which each reply is checked for) on one server under callgrind with
+//!    Goblin and the floor both loaded, for the floor, then Goblin, then the server's natives,
+//!    each from an empty keyspace on the same keys: the server's whole `call()`, inclusive, per
+//!    call. A row with waiters parked (the line's grant) adds `moduleHandleBlockedClients`,
+//!    where the server answers the waiters woken, outside `call()`.
 //!    The counters are zeroed after the row's setup and dumped before the shutdown, so the
-//!    figure is the workload's calls alone (callgrind says how many `call()` ran).
+//!    figure is the workload's calls alone (callgrind says how many `call()` ran). With
+//!    `--profile DIR` each run's dump is kept there (`<server>-<row>-<side>.out`), for
+//!    `callgrind_annotate --inclusive=yes`: where a row's instructions go, function by function.
 //! 3. **throughput**: each row's command against its anchor, pipelined 16 deep, on 50
 //!    connections, interleaved, median of 3 rounds.
 
@@ -139,9 +144,23 @@ struct Row {
     hosts: &'static [Host],
     /// Every call of the workload is allowed: the reply says so.
     allowed: fn(&Reply) -> bool,
-    /// The anchor of the throughput section: a native or a Lua script, on `Anchor::host`.
+    /// Waiters parked before the calls, one per key on a connection of its own, each served by
+    /// the call on its key (which then calls each key once), and answered `OK`.
+    parked: Option<Parked>,
+    /// The anchor of the throughput section: a native or a Lua script, on `Anchor::host`. A
+    /// row with waiters parked has no throughput.
     anchor: Anchor,
 }
+
+/// The waiter each side parks on a key (`KEY` its key).
+#[derive(Clone, Copy)]
+struct Parked {
+    goblin: &'static str,
+    floor: &'static str,
+}
+
+/// How many keys a row with parked waiters uses: a connection each.
+const PARKED_KEYS: usize = 400;
 
 /// What a row's throughput is set against.
 #[derive(Clone, Copy)]
@@ -183,6 +202,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: EVERY_HOST,
+            parked: None,
             allowed: |r| matches!(r, Reply::Int(n) if *n >= 1),
             anchor: Anchor {
                 label: "its Lua idiom (EVALSHA)",
@@ -204,6 +224,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| matches!(r, Reply::Array(items) if items.len() == 2),
             anchor: Anchor {
                 label: "the limiter libraries' INCR + PEXPIRE + PTTL script (EVALSHA)",
@@ -225,12 +246,36 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| is_int(r, 1),
             anchor: Anchor {
                 label: "its Lua idiom (EVALSHA)",
                 host: Host::Valkey91,
                 template: "EVALSHA SHA 1 KEY # 10000 1000000000 m#",
                 script: Some(goblin_testkit::ZWINDOW_LUA),
+                goblin: None,
+                floor: None,
+                setup: None,
+                keyspace: 10_000,
+            },
+        },
+        Row {
+            // Granted at once, on the server's clock: the call that does not wait.
+            name: "GOBLIN.BZWINDOW, granted at once",
+            goblin: "GOBLIN.BZWINDOW KEY 1000000 1000000000 m# 0",
+            floor: "FLOOR.BZWINDOW KEY 1000000 1000000000 m# 0",
+            natives: &[],
+            across: false,
+            setup: None,
+            keys: 1000,
+            hosts: REDIS_ONLY,
+            parked: None,
+            allowed: |r| is_int(r, 1),
+            anchor: Anchor {
+                label: "GOBLIN.ZWINDOW on the server's clock (*)",
+                host: Host::Valkey91,
+                template: "GOBLIN.ZWINDOW KEY * 1000000 1000000000 m#",
+                script: None,
                 goblin: None,
                 floor: None,
                 setup: None,
@@ -246,6 +291,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| first_is(r, 1),
             anchor: Anchor {
                 label: "the same counter as a Lua script (EVALSHA)",
@@ -267,6 +313,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: EVERY_HOST,
+            parked: None,
             allowed: |r| first_is(r, 0),
             anchor: Anchor {
                 label: "Redis's GCRA",
@@ -288,6 +335,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: EVERY_HOST,
+            parked: None,
             allowed: |r| first_is(r, 0),
             anchor: Anchor {
                 label: "Redis's GCRA",
@@ -309,6 +357,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| first_is(r, 0),
             anchor: Anchor {
                 label: "a union script, all or nothing (EVALSHA)",
@@ -330,6 +379,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: N,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| *r == Reply::Status("OK".into()),
             anchor: Anchor {
                 label: "SET NX PX (a free key taken)",
@@ -351,6 +401,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: N,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| *r == Reply::Status("OK".into()),
             anchor: Anchor {
                 label: "GOBLIN.LOCK (a free key taken)",
@@ -372,6 +423,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: N,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| *r == Reply::Status("OK".into()),
             anchor: Anchor {
                 label: "GOBLIN.LOCK (a free key taken)",
@@ -394,6 +446,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| *r == Reply::Status("OK".into()),
             anchor: Anchor {
                 label: "ZADD then PEXPIRE (the writes alone, no check)",
@@ -407,6 +460,72 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            name: "GOBLIN.BLOCK, granted at once",
+            goblin: "GOBLIN.BLOCK KEY tok 30000 0",
+            floor: "FLOOR.LOCK KEY tok 30000 0",
+            natives: &[],
+            across: false,
+            setup: None,
+            keys: N,
+            hosts: REDIS_ONLY,
+            parked: None,
+            allowed: |r| *r == Reply::Status("OK".into()),
+            anchor: Anchor {
+                label: "GOBLIN.LOCK (a free key taken)",
+                host: Host::Valkey91,
+                template: "GOBLIN.LOCK KEY tok 30000",
+                script: None,
+                goblin: None,
+                floor: None,
+                setup: None,
+                keyspace: 1_000_000_000,
+            },
+        },
+        Row {
+            name: "GOBLIN.BWLOCK, granted at once",
+            goblin: "GOBLIN.BWLOCK KEY tok 30000 0",
+            floor: "FLOOR.LOCK KEY tok 30000 0",
+            natives: &[],
+            across: false,
+            setup: None,
+            keys: N,
+            hosts: REDIS_ONLY,
+            parked: None,
+            allowed: |r| *r == Reply::Status("OK".into()),
+            anchor: Anchor {
+                label: "GOBLIN.WLOCK (a free key taken)",
+                host: Host::Valkey91,
+                template: "GOBLIN.WLOCK KEY tok 30000",
+                script: None,
+                goblin: None,
+                floor: None,
+                setup: None,
+                keyspace: 1_000_000_000,
+            },
+        },
+        Row {
+            name: "GOBLIN.BRLOCK, granted at once",
+            goblin: "GOBLIN.BRLOCK KEY tok 30000 0",
+            floor: "FLOOR.RLOCK KEY tok 30000 0",
+            natives: &[],
+            across: false,
+            setup: None,
+            keys: N,
+            hosts: REDIS_ONLY,
+            parked: None,
+            allowed: |r| *r == Reply::Status("OK".into()),
+            anchor: Anchor {
+                label: "GOBLIN.RLOCK (a free key taken)",
+                host: Host::Valkey91,
+                template: "GOBLIN.RLOCK KEY tok 30000",
+                script: None,
+                goblin: None,
+                floor: None,
+                setup: None,
+                keyspace: 1_000_000_000,
+            },
+        },
+        Row {
             name: "GOBLIN.CAD",
             goblin: "GOBLIN.CAD KEY tok",
             floor: "FLOOR.CAD KEY tok",
@@ -415,6 +534,7 @@ fn rows() -> Vec<Row> {
             setup: Some("SET KEY tok PX 3600000"),
             keys: N,
             hosts: EVERY_HOST,
+            parked: None,
             allowed: |r| is_int(r, 1),
             anchor: Anchor {
                 label: "SET PX then DELIFEQ (Valkey's own)",
@@ -428,6 +548,32 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            // The line's grant: a release that serves the one waiter parked on its key.
+            name: "GOBLIN.CAD, serving a waiter",
+            goblin: "GOBLIN.CAD KEY tok",
+            floor: "FLOOR.HANDOFF KEY tok",
+            natives: &[],
+            across: false,
+            setup: Some("SET KEY tok PX 3600000"),
+            keys: PARKED_KEYS,
+            hosts: REDIS_ONLY,
+            parked: Some(Parked {
+                goblin: "GOBLIN.BLOCK KEY w 30000 0",
+                floor: "FLOOR.PARK KEY w 30000 0",
+            }),
+            allowed: |r| is_int(r, 1),
+            anchor: Anchor {
+                label: "none (a waiter parked before each call)",
+                host: Host::Valkey91,
+                template: "",
+                script: None,
+                goblin: None,
+                floor: None,
+                setup: None,
+                keyspace: 0,
+            },
+        },
+        Row {
             name: "GOBLIN.EXTEND",
             goblin: "GOBLIN.EXTEND KEY tok 30000",
             floor: "FLOOR.EXTEND KEY tok 30000",
@@ -436,6 +582,7 @@ fn rows() -> Vec<Row> {
             setup: Some("SET KEY tok PX 3600000"),
             keys: 1000,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| is_int(r, 1),
             anchor: Anchor {
                 label: "redis-py's extend script (EVALSHA)",
@@ -457,6 +604,7 @@ fn rows() -> Vec<Row> {
             setup: None,
             keys: 1000,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| matches!(r, Reply::Array(items) if items.get(1) == Some(&Reply::Int(1))),
             anchor: Anchor {
                 label: "the limiter as a Lua script (EVALSHA)",
@@ -478,6 +626,7 @@ fn rows() -> Vec<Row> {
             setup: Some("SET KEY tok PX 3600000"),
             keys: N,
             hosts: REDIS_ONLY,
+            parked: None,
             allowed: |r| is_int(r, 1),
             anchor: Anchor {
                 label: "SET PX then DELIFEQ (Valkey's own)",
@@ -560,6 +709,8 @@ struct Config {
     throughput: bool,
     rounds: usize,
     duration: Duration,
+    /// Where each count's callgrind dump is kept, if anywhere.
+    profile: Option<PathBuf>,
 }
 
 impl Config {
@@ -606,6 +757,7 @@ impl Config {
             duration: Duration::from_millis(
                 value("--duration-ms").map_or(2000, |d| d.parse().expect("--duration-ms N")),
             ),
+            profile: value("--profile").map(PathBuf::from),
         }
     }
 
@@ -654,7 +806,13 @@ fn same_text(a: &[u8], b: &[u8], slack: i64) -> bool {
                         y,
                         slack * if x > 1_000_000_000_000_000 { 1000 } else { 1 },
                     ),
-                    _ => false,
+                    // Seconds with their milliseconds (a score on the server's clock).
+                    _ => match (a.parse::<f64>(), b.parse::<f64>()) {
+                        (Ok(x), Ok(y)) if x.min(y) >= 1000.0 => {
+                            (x - y).abs() <= slack as f64 / 1000.0 + 1e-6
+                        }
+                        _ => false,
+                    },
                 }
         })
 }
@@ -731,7 +889,11 @@ fn check(config: &Config, host: Host, rows: &[&Row]) {
         // Enough calls for every path of the workload (a key's first hit and its later ones,
         // a window that evicts), over a few keys.
         let keys = row.keys.min(4);
-        let calls = if row.keys == N { keys } else { keys * 24 };
+        let calls = if row.keys == N || row.parked.is_some() {
+            keys
+        } else {
+            keys * 24
+        };
         let tag = row
             .goblin
             .split_whitespace()
@@ -753,6 +915,20 @@ fn check(config: &Config, host: Host, rows: &[&Row]) {
                     .iter()
                     .all(|r| *r == Reply::Status("OK".into())));
             }
+        }
+        // Each side's waiter parked on each key, on a connection of its own.
+        let mut waiters = Vec::new();
+        if let Some(parked) = row.parked {
+            for i in 0..keys {
+                for (prefix, template) in [(&g, parked.goblin), (&f, parked.floor)] {
+                    let mut waiter = server.conn();
+                    waiter
+                        .send(&call(template, &key_of(prefix, i, keys), i, ""))
+                        .expect("park a waiter");
+                    waiters.push(waiter);
+                }
+            }
+            wait_blocked(&mut c, waiters.len());
         }
         for i in 0..calls {
             // The index as the workload's would be for the same key's same call (a window
@@ -782,6 +958,19 @@ fn check(config: &Config, host: Host, rows: &[&Row]) {
                 host.label(),
                 goblin.join(" "),
                 exec[0]
+            );
+        }
+        // Each pair of waiters, Goblin's and the floor's, was served alike.
+        for pair in waiters.chunks_mut(2) {
+            let replies: Vec<Reply> = pair
+                .iter_mut()
+                .map(|waiter| waiter.read().expect("a parked waiter's reply"))
+                .collect();
+            assert!(
+                replies.iter().all(|r| *r == Reply::Status("OK".into())),
+                "{}: {}: the waiters were answered {replies:?}",
+                host.label(),
+                row.name
             );
         }
         // Keys whose expiry has passed go now, on both sides alike (a TAT expires at once).
@@ -945,6 +1134,27 @@ fn check(config: &Config, host: Host, rows: &[&Row]) {
     // Dropping the server compares its replica's data with its own.
 }
 
+/// Waits until `count` clients are blocked on the server `c` talks to.
+fn wait_blocked(c: &mut Conn, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let info = c.call(&["INFO", "clients"]).text();
+        let blocked = info
+            .lines()
+            .find_map(|line| line.strip_prefix("blocked_clients:"))
+            .and_then(|n| n.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        if blocked >= count {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{blocked} clients blocked, not {count}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2. The count: instructions per call under callgrind.
 
@@ -957,7 +1167,7 @@ struct Callgrind {
 }
 
 impl Callgrind {
-    fn start(binary: &Path, module: &Path) -> Callgrind {
+    fn start(binary: &Path, modules: &[&Path]) -> Callgrind {
         let dir = TempDir::new("callgrind");
         let out = dir.0.join("callgrind.out");
         for _ in 0..5 {
@@ -969,7 +1179,11 @@ impl Callgrind {
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args(["--save", "", "--appendonly", "no"])
                 .args(["--dir", dir.0.to_str().expect("utf-8 dir")])
-                .args(["--loadmodule", module.to_str().expect("utf-8 path")])
+                .args(
+                    modules
+                        .iter()
+                        .flat_map(|module| ["--loadmodule", module.to_str().expect("utf-8 path")]),
+                )
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -1009,41 +1223,77 @@ impl Callgrind {
         assert!(status.success(), "callgrind_control {what} failed");
     }
 
-    /// Runs `calls` (after `setup`), and returns the server's `call()` per call of them.
-    fn per_call(
-        mut self,
-        setup: &[Vec<String>],
-        calls: &[Vec<String>],
-        allowed: fn(&Reply) -> bool,
-    ) -> f64 {
+    /// Runs each of `runs` in turn on this one server, each on an empty keyspace (FLUSHALL, then
+    /// its setup), and returns the server's `call()` per call of each run's calls.
+    fn per_call(mut self, runs: &[Run]) -> Vec<f64> {
         let mut conn = Conn::connect(self.port).expect("connect");
-        let run = |conn: &mut Conn, commands: &[Vec<String>], check: &dyn Fn(&Reply) -> bool| {
+        let exec = |conn: &mut Conn, commands: &[Vec<String>], check: &dyn Fn(&Reply) -> bool| {
             for chunk in commands.chunks(500) {
                 for (reply, command) in conn.pipeline(chunk).iter().zip(chunk) {
                     assert!(check(reply), "{}: {reply:?}", command.join(" "));
                 }
             }
         };
-        run(&mut conn, setup, &|r| !r.is_error());
-        self.control("-z");
-        run(&mut conn, calls, &allowed);
-        self.control("-d");
+        let mut figures = Vec::new();
+        for (dump, run) in runs.iter().enumerate() {
+            assert_eq!(conn.call(&["FLUSHALL", "SYNC"]), Reply::Status("OK".into()));
+            exec(&mut conn, &run.setup, &|r| !r.is_error());
+            let mut waiters: Vec<Conn> = run
+                .parked
+                .iter()
+                .map(|command| {
+                    let mut waiter = Conn::connect(self.port).expect("connect a waiter");
+                    waiter.send(command).expect("park a waiter");
+                    waiter
+                })
+                .collect();
+            wait_blocked(&mut conn, waiters.len());
+            self.control("-z");
+            exec(&mut conn, &run.calls, &run.allowed);
+            // The waiters' replies are written outside `call()`, as the server turns its loop.
+            for waiter in &mut waiters {
+                let reply = waiter.read().expect("a parked waiter's reply");
+                assert_eq!(reply, Reply::Status("OK".into()), "a parked waiter's reply");
+            }
+            self.control("-d");
+            drop(waiters);
+            // callgrind numbers its dumps from 1.
+            let dump = PathBuf::from(format!("{}.{}", self.out.display(), dump + 1));
+            let (inclusive, count) = call_cost(&dump, !run.parked.is_empty());
+            assert_eq!(
+                count,
+                run.calls.len() as u64,
+                "callgrind saw {count} calls of call(), the workload made {}",
+                run.calls.len()
+            );
+            if let Some(keep) = &run.keep {
+                std::fs::copy(&dump, keep).unwrap_or_else(|e| {
+                    panic!("keep {} as {}: {e}", dump.display(), keep.display())
+                });
+            }
+            figures.push(inclusive as f64 / count as f64);
+        }
         let _ = conn.send(&["SHUTDOWN", "NOSAVE"]);
         let _ = self.child.wait();
-        let dump = PathBuf::from(format!("{}.1", self.out.display()));
-        let (inclusive, count) = call_cost(&dump);
-        assert_eq!(
-            count,
-            calls.len() as u64,
-            "callgrind saw {count} calls of call(), the workload made {}",
-            calls.len()
-        );
-        inclusive as f64 / count as f64
+        figures
     }
 }
 
-/// `call()`'s inclusive instructions in a callgrind dump, and how many times it ran.
-fn call_cost(dump: &Path) -> (u64, u64) {
+/// One counted workload: its setup (not counted), its calls, what each reply must be, and where
+/// `--profile` keeps its dump.
+struct Run {
+    setup: Vec<Vec<String>>,
+    /// Waiters parked after the setup, each on a connection of its own.
+    parked: Vec<Vec<String>>,
+    calls: Vec<Vec<String>>,
+    allowed: fn(&Reply) -> bool,
+    keep: Option<PathBuf>,
+}
+
+/// `call()`'s inclusive instructions in a callgrind dump, and how many times it ran; with
+/// `woken`, those of `moduleHandleBlockedClients` too, where the server answers the clients a
+/// module woke (outside `call()`, as it turns its loop).
+fn call_cost(dump: &Path, woken: bool) -> (u64, u64) {
     let output = Command::new("callgrind_annotate")
         .args(["--tree=caller", "--inclusive=yes"])
         .arg(dump)
@@ -1061,6 +1311,8 @@ fn call_cost(dump: &Path) -> (u64, u64) {
     // A block: its callers (`<`), then the function (`*`). `call` is server.c's, or the
     // exported symbol of a stripped build (Redis 7.0's Debian package).
     let mut callers = 0;
+    let mut answered = 0;
+    let mut found = None;
     for line in text.lines() {
         if line.contains("  < ") {
             if let Some(times) = line.split(" (").nth(2).or_else(|| line.split(" (").nth(1)) {
@@ -1074,15 +1326,29 @@ fn call_cost(dump: &Path) -> (u64, u64) {
         } else if line.contains("  *  ") {
             let function = line.split("  *  ").nth(1).unwrap_or("");
             let name = function.split(" [").next().unwrap_or("");
-            if name.ends_with(":call") {
-                return (number(line), callers);
+            // The first of each is the function itself (the largest): the next ones with its
+            // name are lines of other files inlined into it.
+            if name.ends_with(":call") && found.is_none() {
+                found = Some((number(line), callers));
+            } else if name.ends_with(":moduleHandleBlockedClients") && answered == 0 {
+                answered = number(line);
             }
             callers = 0;
         } else if line.trim().is_empty() {
             callers = 0;
         }
     }
-    panic!("no call() in {}", dump.display());
+    let Some((inclusive, count)) = found else {
+        panic!("no call() in {}", dump.display());
+    };
+    if woken {
+        assert!(
+            answered > 0,
+            "no moduleHandleBlockedClients in {}",
+            dump.display()
+        );
+    }
+    (inclusive + if woken { answered } else { 0 }, count)
 }
 
 /// One row's figures on one server.
@@ -1100,29 +1366,103 @@ fn workload(template: &str, prefix: &str, keys: usize, calls: usize) -> Vec<Vec<
         .collect()
 }
 
-fn count_one(
-    binary: &Path,
-    module: &Path,
-    row: &Row,
-    template: &str,
-    allowed: fn(&Reply) -> bool,
-) -> f64 {
-    let setup = row
-        .setup
-        .map(|s| workload(s, "", row.keys, row.keys))
-        .unwrap_or_default();
-    let calls = workload(template, "", row.keys, N);
-    Callgrind::start(binary, module).per_call(&setup, &calls, allowed)
+/// Where `--profile` keeps the dump of one count: the server, the row, the side. The row's
+/// name is kept beside, in `rows.tsv` (the file name, a tab, the name).
+fn profile_path(config: &Config, host: Host, row: &Row, side: &str) -> Option<PathBuf> {
+    let dir = config.profile.as_ref()?;
+    std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let slug = profile_slug(row);
+    let index = dir.join("rows.tsv");
+    let known = std::fs::read_to_string(&index).unwrap_or_default();
+    if !known
+        .lines()
+        .any(|line| line.split('\t').next() == Some(slug.as_str()))
+    {
+        std::fs::write(&index, format!("{known}{slug}\t{}\n", row.name))
+            .unwrap_or_else(|e| panic!("{}: {e}", index.display()));
+    }
+    Some(dir.join(format!("{}-{slug}-{side}.out", host.name())))
 }
 
+/// A row's name as a file name: lower case, anything but letters and digits a dash.
+fn profile_slug(row: &Row) -> String {
+    row.name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// Row `row`'s workload of `template` (after the row's setup), as one run.
+fn run(
+    row: &Row,
+    template: &str,
+    parked: Option<&str>,
+    allowed: fn(&Reply) -> bool,
+    keep: Option<PathBuf>,
+) -> Run {
+    Run {
+        setup: row
+            .setup
+            .map(|s| workload(s, "", row.keys, row.keys))
+            .unwrap_or_default(),
+        parked: parked
+            .map(|p| workload(p, "", row.keys, row.keys))
+            .unwrap_or_default(),
+        // Each parked waiter is served once: one call a key.
+        calls: workload(
+            template,
+            "",
+            row.keys,
+            if parked.is_some() { row.keys } else { N },
+        ),
+        allowed,
+        keep,
+    }
+}
+
+/// Each row on each of its servers: Goblin, the floor and the server's natives counted in one
+/// process, with both modules loaded, one after another on the same keys. So they meet the
+/// same hash seeds: the server's command table, which `RedisModule_Replicate` looks a name up
+/// in, and the keyspace are laid out alike for all of them (in separate processes a replicated
+/// command's lookup alone moves by up to about 170 instructions a call, bucket chains differing
+/// from seed to seed).
 fn count(config: &Config, rows: &[&Row]) -> BTreeMap<(usize, Host), Counted> {
     let mut figures: BTreeMap<(usize, Host), Counted> = BTreeMap::new();
-    let mut natives: BTreeMap<(&'static str, Host), f64> = BTreeMap::new();
+    let modules = [config.module.as_path(), config.floor.as_path()];
     for (index, row) in rows.iter().enumerate() {
         for &host in row.hosts.iter().filter(|h| config.hosts.contains(h)) {
-            let binary = host.binary();
-            let goblin = count_one(&binary, &config.module, row, row.goblin, row.allowed);
-            let floor = count_one(&binary, &config.floor, row, row.floor, row.allowed);
+            let natives: Vec<&Native> = row.natives.iter().filter(|n| n.host == host).collect();
+            // The floor first: once a Goblin waiter has waited, Goblin follows keyspace events
+            // (it subscribes when the first waiter waits), and every write after would pay
+            // for its callback.
+            let mut runs = vec![
+                run(
+                    row,
+                    row.floor,
+                    row.parked.map(|p| p.floor),
+                    row.allowed,
+                    profile_path(config, host, row, "floor"),
+                ),
+                run(
+                    row,
+                    row.goblin,
+                    row.parked.map(|p| p.goblin),
+                    row.allowed,
+                    profile_path(config, host, row, "goblin"),
+                ),
+            ];
+            runs.extend(natives.iter().map(|native| {
+                let keep = profile_path(config, host, row, native.label);
+                run(row, native.template, None, native.allowed, keep)
+            }));
+            let counted = Callgrind::start(&host.binary(), &modules).per_call(&runs);
+            let (floor, goblin) = (counted[0], counted[1]);
             eprintln!(
                 "  {:<24} {:<26} Goblin {goblin:>7.0}  floor {floor:>7.0}  {:.3}x",
                 host.label(),
@@ -1132,28 +1472,28 @@ fn count(config: &Config, rows: &[&Row]) -> BTreeMap<(usize, Host), Counted> {
             let entry = figures.entry((index, host)).or_default();
             entry.goblin = Some(goblin);
             entry.floor = Some(floor);
+            for (native, figure) in natives.iter().zip(&counted[2..]) {
+                eprintln!(
+                    "  {:<24} {:<26} native {figure:>7.0}",
+                    host.label(),
+                    native.label
+                );
+                entry.natives.push((native.label, *figure));
+            }
         }
+        // A stand-in's native, on a server the row does not run on.
         for native in row.natives {
-            if !config.hosts.contains(&native.host) {
+            if row.hosts.contains(&native.host) || !config.hosts.contains(&native.host) {
                 continue;
             }
-            let figure = *natives
-                .entry((native.template, native.host))
-                .or_insert_with(|| {
-                    let n = count_one(
-                        &native.host.binary(),
-                        &config.module,
-                        row,
-                        native.template,
-                        native.allowed,
-                    );
-                    eprintln!(
-                        "  {:<24} {:<26} native {n:>7.0}",
-                        native.host.label(),
-                        native.label
-                    );
-                    n
-                });
+            let keep = profile_path(config, native.host, row, native.label);
+            let runs = [run(row, native.template, None, native.allowed, keep)];
+            let figure = Callgrind::start(&native.host.binary(), &modules).per_call(&runs)[0];
+            eprintln!(
+                "  {:<24} {:<26} native {figure:>7.0}",
+                native.host.label(),
+                native.label
+            );
             let entry = figures.entry((index, native.host)).or_default();
             entry.natives.push((native.label, figure));
         }
@@ -1221,7 +1561,7 @@ fn throughputs(config: &Config, rows: &[&Row]) -> Vec<(usize, f64, f64)> {
     let mut servers: BTreeMap<Host, Server> = BTreeMap::new();
     for (index, row) in rows.iter().enumerate() {
         let host = row.anchor.host;
-        if !config.hosts.contains(&host) {
+        if !config.hosts.contains(&host) || row.parked.is_some() {
             continue;
         }
         let server = servers.entry(host).or_insert_with(|| {
@@ -1309,7 +1649,10 @@ fn report(
         "Written by `scripts/instructions.sh` on {date}. Counted under callgrind: the whole of the\n\
          server's `call()` per command (the command, its keyspace work, its propagation), inclusive,\n\
          for each row's workload of {N} calls, every call allowed (each reply checked), after its\n\
-         setup. Exact and repeatable, unlike throughput on this machine. **Goblin** is\n\
+         setup; the line's grant {PARKED_KEYS} calls, each serving the waiter parked on its key, with\n\
+         `moduleHandleBlockedClients`, where the server answers the waiters. Goblin, its floor and\n\
+         the natives of a row in one server process with both modules loaded, each from an empty\n\
+         keyspace on the same keys. Exact, unlike throughput on this machine. **Goblin** is\n\
          `target/release/libgoblin.so`; **floor** the same row's call on the floor module\n\
          (`bench/floor`), which does the same server-facing work on the cheapest module API calls\n\
          and nothing else, checked alike call for call (replies, replicated effects, keyspace events,\n\

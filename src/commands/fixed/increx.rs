@@ -61,7 +61,7 @@ impl Command for GoblinIncrex {
         let current = match key.kind() {
             KeyKind::Empty => None,
             KeyKind::String => Some(
-                key.string()
+                key.string_or_empty()
                     .and_then(parse_integer)
                     .ok_or(CommandError::NotInteger)?,
             ),

@@ -95,7 +95,9 @@ impl Command for ClThrottle {
         let mut key = ctx.open_key(args.key);
         let tat = match key.kind() {
             KeyKind::Empty => None,
-            KeyKind::String => Some(parse_tat(key.string().unwrap_or_default()).ok_or(NOT_A_TAT)?),
+            KeyKind::String => {
+                Some(parse_tat(key.string_or_empty().unwrap_or_default()).ok_or(NOT_A_TAT)?)
+            }
             KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
         };
         let decision = decide(&args.limits, tat, ctx.now_ms())?;
@@ -113,6 +115,6 @@ impl Command for ClThrottle {
         } else {
             ALLOWED.add(1);
         }
-        Ok(Reply::Ints(decision.reply.reply().into_iter().collect()))
+        Ok(Reply::ints(&decision.reply.reply()))
     }
 }

@@ -270,15 +270,15 @@ impl Number for LongDouble {
 fn count<N: Number>(
     ctx: &Ctx,
     key: &mut Key<'_>,
+    existed: bool,
     by: N,
     bounds: Bounds<N>,
     args: &IncrexArgs<'_>,
     expiry: ExpiryOption,
 ) -> Result<Reply<'static>, CommandError> {
-    let existed = key.kind() == KeyKind::String;
-    let old = match key.string() {
-        Some(stored) => N::read(ctx, stored)?,
-        None => N::zero(),
+    let old = match key.string_or_empty() {
+        Some(stored) if existed => N::read(ctx, stored)?,
+        _ => N::zero(),
     };
     // Made only when it is the reply.
     let unchanged = || N::pair(old, N::zero());
@@ -375,12 +375,16 @@ impl Command for Increx {
             },
         };
         let mut key = ctx.open_key(args.key);
-        if !matches!(key.kind(), KeyKind::Empty | KeyKind::String) {
-            return Err(CommandError::WrongType);
-        }
+        let existed = match key.kind() {
+            KeyKind::Empty => false,
+            KeyKind::String => true,
+            KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
+        };
         match args.mode {
-            Mode::Integer { by, bounds } => count(ctx, &mut key, by, bounds, &args, expiry),
-            Mode::Float { by, bounds } => count(ctx, &mut key, by, bounds, &args, expiry),
+            Mode::Integer { by, bounds } => {
+                count(ctx, &mut key, existed, by, bounds, &args, expiry)
+            }
+            Mode::Float { by, bounds } => count(ctx, &mut key, existed, by, bounds, &args, expiry),
         }
     }
 }

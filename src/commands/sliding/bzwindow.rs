@@ -125,7 +125,9 @@ impl Command for GoblinBzwindow {
             };
             let asked = lease.ask(ctx, args.key, now_ms)?;
             let slots = Slots::of(ctx, args.member, args.permits);
-            let granted = step(ctx, key, &asked, &slots, cutoff, args.limit, now, true);
+            let granted = step(
+                ctx, key, &asked, args.fence, &slots, cutoff, args.limit, now, true,
+            );
             if granted.is_some() {
                 return Ok(Decision::Now(lease_reply(granted)));
             }

@@ -12,7 +12,7 @@ pub mod zwindow;
 pub mod zwstats;
 
 use goblin_core::swindow::{Stored, View};
-use goblin_core::zwindow::{Admission, Seat};
+use goblin_core::zwindow::{seating, Admission, Seat, Seating};
 
 use crate::commands::separator_arg;
 use crate::effects;
@@ -43,14 +43,16 @@ fn lease_reply(granted: Option<Option<i64>>) -> Reply<'static> {
 }
 
 /// One step without `COST`, after the key's type is checked and the grant asked for (its
-/// expiry, its fencing tokens): evicts, then, if the holder's `slots` get their seat (a holder
-/// renewing, or, if `newcomers`, a newcomer under `limit`), grants the lease (`grant::Lease`)
-/// and re-arms the TTL. The grant's fencing token if granted (`None` inside: none asked).
+/// expiry, its fencing tokens, `fenced` if any): evicts, then, if the holder's `slots` get
+/// their seat (a holder renewing, or, if `newcomers`, a newcomer under `limit`), grants the
+/// lease (`grant::Lease`) and re-arms the TTL. The grant's fencing token if granted (`None`
+/// inside: none asked).
 #[allow(clippy::too_many_arguments)]
 fn step(
     ctx: &Ctx,
     key: &mut Key<'_>,
     asked: &AskedLease<'_, '_>,
+    fenced: bool,
     slots: &Slots<'_>,
     cutoff: f64,
     limit: i64,
@@ -62,15 +64,18 @@ fn step(
     // With no room for newcomers, only a member holding its slot is granted (a refresh).
     let limit = if newcomers { limit } else { 0 };
     let members = slots.members();
-    let seat = members.first().and_then(|holder| {
-        goblin_core::zwindow::seat(key, &eviction, cutoff, limit, holder, members.len())
-    });
-    let Some(seat) = seat else {
+    // Whether the holder renews matters before its grant is written only to keep its fencing
+    // token (`AskedLease::write`'s `holds`); otherwise recording its member may tell.
+    let seating = members
+        .first()
+        .and_then(|holder| seating(key, &eviction, cutoff, limit, holder, members.len(), fenced));
+    let Some(seating) = seating else {
         REJECTED.add(1);
         return None;
     };
-    let (zadded, token) = asked.write(ctx, key, slots, now, seat == Seat::Holder);
-    match Admission::of(seat, zadded) {
+    let holds = seating == Seating::Known(Seat::Holder);
+    let (zadded, token) = asked.write(ctx, key, slots, now, holds);
+    match Admission::of(seating.after(zadded), zadded) {
         Admission::Admitted(_) => ADMITTED.add(1),
         Admission::Refreshed(_) => REFRESHED.add(1),
         Admission::Rejected => REJECTED.add(1),

@@ -177,6 +177,7 @@ impl Command for GoblinZwindow {
             ctx,
             &mut key,
             &asked,
+            args.fence,
             &slots,
             cutoff,
             args.limit,

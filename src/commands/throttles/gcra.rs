@@ -120,6 +120,6 @@ impl Command for GoblinGcra {
             }
             throttled
         };
-        Ok(Reply::Ints(throttled.reply().into_iter().collect()))
+        Ok(Reply::ints(&throttled.reply()))
     }
 }

@@ -11,7 +11,7 @@
 //! Everything is checked before any key is read, and every key before anything is decided.
 //! The decision is `goblin_core::mgcra`.
 
-use goblin_core::gcra::Limits;
+use goblin_core::gcra::{Limits, Throttle};
 use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
@@ -141,8 +141,12 @@ impl Command for GoblinMgcra {
         {
             return one_policy(ctx, *name, &policy.limits, args.mode == Mode::Peek);
         }
-        let mut keys: Vec<Key<'call>> = args.keys.iter().map(|&name| ctx.open_key(name)).collect();
-        let tats = keys.iter().map(tat_of).collect::<Result<Vec<_>, _>>()?;
+        let mut keys: SmallVec<[Key<'call>; INLINE]> =
+            args.keys.iter().map(|&name| ctx.open_key(name)).collect();
+        let tats = keys
+            .iter()
+            .map(tat_of)
+            .collect::<Result<SmallVec<[_; INLINE]>, _>>()?;
         let decided = mgcra(&tats, &args.policies, args.mode, gcra_now(ctx))?;
         for &(index, write) in &decided.writes {
             let Some(key) = keys.get_mut(index) else {
@@ -159,15 +163,10 @@ impl Command for GoblinMgcra {
             Mode::Peek => PEEKED.add(1),
             Mode::Refund => REFUNDED.add(1),
         }
-        let mut reply = Vec::with_capacity(2 + decided.policies.len());
-        reply.extend(decided.head().map(Reply::Int));
-        reply.extend(
-            decided
-                .policies
-                .iter()
-                .map(|policy| Reply::Ints(policy.reply().into_iter().collect())),
-        );
-        Ok(Reply::Array(reply))
+        Ok(Reply::Rows {
+            head: decided.head(),
+            rows: decided.policies.iter().map(Throttle::reply).collect(),
+        })
     }
 }
 
@@ -193,9 +192,8 @@ fn one_policy<'call>(
         decided
     };
     // A refusal's `retry_after`, or -1: GOBLIN.GCRA's field is already the set's.
-    Ok(Reply::Array(vec![
-        Reply::Int(i64::from(decided.limited)),
-        Reply::Int(decided.retry_after),
-        Reply::Ints(decided.reply().into_iter().collect()),
-    ]))
+    Ok(Reply::Rows {
+        head: [i64::from(decided.limited), decided.retry_after],
+        rows: smallvec::smallvec![decided.reply()],
+    })
 }

@@ -39,10 +39,11 @@ fn parse_limits(
 /// The TAT a key holds: none for a missing key, an error for a string that is not one or a
 /// key of another type.
 fn tat_of(key: &Key<'_>) -> Result<Option<i64>, CommandError> {
-    match key.kind() {
-        KeyKind::Empty => Ok(None),
-        KeyKind::String => Ok(Some(read_tat(key.string().unwrap_or_default())?)),
-        KeyKind::SortedSet | KeyKind::Other => Err(CommandError::WrongType),
+    match key.string_or_empty() {
+        None => Err(CommandError::WrongType),
+        // No key, or an empty string (which is no TAT): only the kind tells them apart.
+        Some([]) if key.kind() == KeyKind::Empty => Ok(None),
+        Some(stored) => Ok(Some(read_tat(stored)?)),
     }
 }
 
