@@ -1,0 +1,1062 @@
+//! The checkers: each reads the whole history of a phase (calls, probes, faults, the
+//! servers' roles) and states one property. Times are the servers' clock (one clock: they all
+//! run on this machine), in microseconds; a hold is counted only where the history proves it
+//! (granted by then, not yet over by then), so that a slow machine never makes a finding.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::history::{Actor, Fault, FaultKind, Mode, NodeId, Op, Outcome, Violation, What};
+use crate::limits::{self, Admitted};
+use crate::locks::{self, Kind, LockKeyDef, State};
+use crate::shared::RoleSpan;
+use crate::wire::Reply;
+
+/// What each checker checks, in one plain sentence (the report and docs/testing.md say them).
+pub const STATEMENTS: &[(&str, &str)] = &[
+    ("exclusion", "on one primary's timeline, no two holders of a token lock or of a writer's lease at once, no reader beside a writer, no more lease holders than the limit"),
+    ("model", "every call that does not wait answers, and leaves its keys, as goblin_core decides from what the same step read before it (a limit's counts, a lock's grant, an owner-checked extend or release)"),
+    ("fifo", "waiters that stay are served in the order they arrived, and nobody who does not wait is let in before them"),
+    ("timeout", "a waiter that stays is answered by its timeout (the server never blocks it well past its deadline on its own clock)"),
+    ("stranded", "no lease outlives a waiter that left before its reply: once the server has let it go, nothing is held in its name"),
+    ("phantom", "a token whose every acquire was refused, timed out or never ran holds nothing afterwards"),
+    ("internal-error", "no reply is ever ERR goblin internal error"),
+    ("fencing", "a grant made after an earlier holder's lease was over carries a larger fencing token, on whatever server, across restarts, failovers and partitions; the resource that keeps the largest token never accepts a stale holder's write after its successor's"),
+    ("quota", "no limit admits more than its quota per window (fixed windows) or its burst plus what time regained (GCRA), except across a failover, a restart, a partition or a write by hand, where the excess is measured"),
+    ("crash", "no server exits on its own, logs a crash or a module panic, and MODULE UNLOAD is refused"),
+    ("convergence", "once the faults heal, every replica holds its primary's data (DEBUG DIGEST) and expiries"),
+    ("harness", "the campaign itself ran: its servers started, its threads did not fail"),
+];
+
+/// Everything a checker reads.
+pub struct Input<'a> {
+    pub ops: &'a [Op],
+    pub faults: &'a [Fault],
+    pub roles: &'a [RoleSpan],
+    pub locks: &'a [LockKeyDef],
+}
+
+/// What the quota checker measured.
+#[derive(Debug, Default, Clone)]
+pub struct Excess {
+    /// Admissions over the quota, per cause ("failover", "partition", ...).
+    pub by_cause: BTreeMap<&'static str, i64>,
+    /// The largest excess seen in one window (fixed) or interval (GCRA), per cause.
+    pub worst: BTreeMap<&'static str, i64>,
+    /// Admitted calls in all.
+    pub admitted: i64,
+}
+
+/// The resource's figures.
+#[derive(Debug, Default, Clone)]
+pub struct Resource {
+    pub accepted: usize,
+    pub refused: usize,
+    /// Writes made after the writer's lease was over.
+    pub stale: usize,
+    pub stale_refused: usize,
+}
+
+pub struct Report {
+    pub violations: Vec<Violation>,
+    pub excess: Excess,
+    pub resource: Resource,
+}
+
+pub fn run(input: &Input<'_>) -> Report {
+    let mut violations = Vec::new();
+    let epochs = Epochs::new(input.roles);
+    violations.extend(exclusion(input, &epochs));
+    violations.extend(fifo(input, &epochs));
+    violations.extend(stranded(input));
+    violations.extend(phantom(input));
+    let (fencing, resource) = fencing(input);
+    violations.extend(fencing);
+    let (quota, excess) = quota(input);
+    violations.extend(quota);
+    Report {
+        violations,
+        excess,
+        resource,
+    }
+}
+
+/// The spans in which each node was a primary: a call is on a timeline if its times fall in
+/// one such span of its node and incarnation.
+struct Epochs<'a> {
+    roles: &'a [RoleSpan],
+}
+
+impl<'a> Epochs<'a> {
+    fn new(roles: &'a [RoleSpan]) -> Epochs<'a> {
+        Epochs { roles }
+    }
+
+    /// The timeline a call at `at_us` on `node` belongs to: (node, the span's start).
+    fn of(&self, node: Option<NodeId>, incarnation: u32, at_us: i64) -> Option<(NodeId, i64)> {
+        let node = node?;
+        self.roles
+            .iter()
+            .find(|span| {
+                span.node == node
+                    && span.incarnation == incarnation
+                    && span.primary
+                    && span.from_us <= at_us
+                    && at_us <= span.to_us
+            })
+            .map(|span| (node, span.from_us))
+    }
+}
+
+fn key_of(op: &Op) -> Option<&[u8]> {
+    op.key()
+}
+
+fn granted(op: &Op, fence: bool) -> Option<Option<i64>> {
+    locks::granted(op.reply()?, fence).ok().flatten()
+}
+
+fn answered_not_granted(op: &Op, fence: bool) -> bool {
+    match op.reply() {
+        Some(reply) => !matches!(locks::granted(reply, fence), Ok(Some(_))),
+        None => false,
+    }
+}
+
+fn ms(us: i64) -> i64 {
+    us.div_euclid(1000)
+}
+
+/// Faults that rewrote `key` by hand (or every key) on `node`, or lost what the node held.
+fn ends_holds(fault: &Fault, key: &[u8], node: NodeId) -> bool {
+    if fault.kind.by_hand() {
+        return match &fault.keys {
+            None => true,
+            Some(keys) => keys.iter().any(|k| k == key),
+        } && (fault.node == Some(node) || fault.kind == FaultKind::Flush);
+    }
+    false
+}
+
+/// Whether nothing held `node`'s loop up between `from` and `to` (a pause, a sleep, a stop).
+fn unpaused(faults: &[Fault], node: NodeId, from: i64, to: i64) -> bool {
+    !faults.iter().any(|f| {
+        matches!(
+            f.kind,
+            FaultKind::Freeze
+                | FaultKind::DebugSleep
+                | FaultKind::SleepRelease
+                | FaultKind::ClientPause
+                | FaultKind::SentinelFailover
+                | FaultKind::OutOfMemory
+                | FaultKind::KillAsGranted
+        ) && f.node.is_none_or(|n| n == node)
+            && f.start_us <= to
+            && f.end_us >= from
+    })
+}
+
+/// A hold as the history proves it: granted by `start`, not over before `end`.
+#[derive(Debug, Clone)]
+struct Hold {
+    token: Vec<u8>,
+    mode: Mode,
+    start: i64,
+    end: i64,
+    ops: Vec<u64>,
+}
+
+fn exclusion(input: &Input<'_>, epochs: &Epochs<'_>) -> Vec<Violation> {
+    let mut found = Vec::new();
+    for def in input.locks {
+        // The key's calls, by timeline, in the order the server ran them.
+        let mut by_epoch: BTreeMap<(NodeId, i64), Vec<&Op>> = BTreeMap::new();
+        for op in input.ops {
+            if key_of(op) != Some(def.name.as_slice())
+                || matches!(op.what, What::Probe { .. } | What::Write { .. })
+            {
+                continue;
+            }
+            let Some(at) = op.hi.or(op.lo) else {
+                continue;
+            };
+            if let Some(epoch) = epochs.of(op.node, op.incarnation, at) {
+                by_epoch.entry(epoch).or_default().push(op);
+            }
+        }
+        for ((node, _), mut ops) in by_epoch {
+            ops.sort_by_key(|op| op.hi.or(op.lo));
+            let mut open: BTreeMap<Vec<u8>, Hold> = BTreeMap::new();
+            let mut closed: Vec<Hold> = Vec::new();
+            for op in ops {
+                let (Some(lo), hi) = (op.lo, op.hi) else {
+                    continue;
+                };
+                match &op.what {
+                    What::Acquire(a) => {
+                        let fence = a.fence;
+                        match (&op.outcome, granted(op, fence)) {
+                            (Outcome::Answered(_), Some(_)) => {
+                                let Some(hi) = hi else {
+                                    continue;
+                                };
+                                // A waiter's grant came after its arrival (`lo`), and shortly
+                                // before the clock read right after its reply (`hi`), unless the
+                                // server was held up in between.
+                                let granted_by = if a.timeout_ms.is_some()
+                                    && unpaused(input.faults, node, hi - 1_000_000, hi)
+                                {
+                                    lo.max(hi - 250_000)
+                                } else {
+                                    lo
+                                };
+                                let end = (ms(granted_by) + a.ms) * 1000;
+                                if let Some(mut old) = open.remove(&a.token) {
+                                    // Its holder again, in its mode, while its hold still ran:
+                                    // one hold, its lease started over. Past its proven end, the
+                                    // key may have been free in between: a new hold.
+                                    if old.mode == a.mode && old.end >= lo {
+                                        old.end = end;
+                                        old.ops.push(op.id);
+                                        open.insert(a.token.clone(), old);
+                                        continue;
+                                    }
+                                    old.end = old.end.min(lo);
+                                    closed.push(old);
+                                }
+                                open.insert(
+                                    a.token.clone(),
+                                    Hold {
+                                        token: a.token.clone(),
+                                        mode: a.mode,
+                                        start: hi,
+                                        end,
+                                        ops: vec![op.id],
+                                    },
+                                );
+                            }
+                            (Outcome::Answered(_), None) => {
+                                if let Some(mut old) = open.remove(&a.token) {
+                                    if a.renewal {
+                                        old.end = old.end.min(lo);
+                                    }
+                                    open.insert(a.token.clone(), old);
+                                }
+                            }
+                            _ => {
+                                if let Some(old) = open.get_mut(&a.token) {
+                                    old.end =
+                                        old.end.min((ms(lo) + a.ms) * 1000).min(lo.max(old.start));
+                                }
+                            }
+                        }
+                    }
+                    What::Extend(e) => {
+                        let done = op.reply().and_then(|r| locks::granted(r, e.fence).ok());
+                        match done {
+                            Some(Some(_)) => {
+                                let Some(hi) = hi else {
+                                    continue;
+                                };
+                                let replace = e.replace || e.mode == Mode::Lease;
+                                match open.get_mut(&e.token) {
+                                    Some(hold) => {
+                                        hold.end = if replace {
+                                            (ms(lo) + e.ms) * 1000
+                                        } else {
+                                            hold.end + e.ms * 1000
+                                        };
+                                        hold.ops.push(op.id);
+                                    }
+                                    None => {
+                                        // An owner-checked extend that succeeded: the token held
+                                        // the key then, whatever the history knew of it.
+                                        let mode = match (def.kind, e.mode) {
+                                            (Kind::ReadWrite, mode) => mode,
+                                            (Kind::Token, _) => Mode::Lock,
+                                            (Kind::Lease { .. }, _) => Mode::Lease,
+                                        };
+                                        open.insert(
+                                            e.token.clone(),
+                                            Hold {
+                                                token: e.token.clone(),
+                                                mode,
+                                                start: hi,
+                                                end: (ms(lo) + e.ms) * 1000,
+                                                ops: vec![op.id],
+                                            },
+                                        );
+                                    }
+                                }
+                            }
+                            _ => {
+                                if let Some(hold) = open.get_mut(&e.token) {
+                                    hold.end = hold.end.min(lo.max(hold.start));
+                                }
+                            }
+                        }
+                    }
+                    What::Release(r) => {
+                        if let Some(mut hold) = open.remove(&r.token) {
+                            hold.end = hold.end.min(lo.max(hold.start));
+                            hold.ops.push(op.id);
+                            closed.push(hold);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            closed.extend(open.into_values());
+            // Faults by hand on the key end what it held.
+            for hold in &mut closed {
+                for fault in input.faults {
+                    if ends_holds(fault, &def.name, node)
+                        && fault.start_us < hold.end
+                        && fault.end_us > hold.start - 5_000_000
+                    {
+                        hold.end = hold.end.min(fault.start_us.max(hold.start));
+                    }
+                }
+            }
+            found.extend(overlaps(def, &closed, node));
+        }
+    }
+    found
+}
+
+fn overlaps(def: &LockKeyDef, holds: &[Hold], node: NodeId) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let limit = match def.kind {
+        Kind::Lease { limit, .. } => limit as usize,
+        _ => 1,
+    };
+    let holds: Vec<&Hold> = holds.iter().filter(|h| h.end > h.start).collect();
+    for (i, a) in holds.iter().enumerate() {
+        // Those that run at the moment `a` starts.
+        let beside: Vec<&&Hold> = holds
+            .iter()
+            .enumerate()
+            .filter(|(j, b)| *j != i && b.token != a.token && b.start <= a.start && a.start < b.end)
+            .map(|(_, b)| b)
+            .collect();
+        let conflict = match def.kind {
+            Kind::Lease { .. } => beside.len() >= limit,
+            _ => beside.iter().any(|b| a.mode.excludes(b.mode)),
+        };
+        if conflict {
+            let others: Vec<String> = beside
+                .iter()
+                .map(|b| {
+                    format!(
+                        "{} ({:?}, held from {} to at least {})",
+                        String::from_utf8_lossy(&b.token),
+                        b.mode,
+                        b.start,
+                        b.end
+                    )
+                })
+                .collect();
+            let mut ops = a.ops.clone();
+            for b in &beside {
+                ops.extend(b.ops.iter().copied());
+            }
+            ops.sort_unstable();
+            ops.dedup();
+            found.push(Violation {
+                checker: "exclusion",
+                message: format!(
+                    "{} on node {node}: {} ({:?}) held it from {} (server µs) while {} held it",
+                    String::from_utf8_lossy(&def.name),
+                    String::from_utf8_lossy(&a.token),
+                    a.mode,
+                    a.start,
+                    others.join(", ")
+                ),
+                ops,
+                at_ms: 0,
+            });
+        }
+    }
+    found
+}
+
+/// A blocking acquire that stayed in line to its end: answered, not made to leave, neither a
+/// renewal nor a switch of mode (which wait for nobody).
+fn stays(op: &Op) -> Option<&crate::history::Acquire> {
+    let What::Acquire(a) = &op.what else {
+        return None;
+    };
+    (a.timeout_ms.is_some()
+        && !a.renewal
+        && !a.switch
+        && op.left.is_none()
+        && op.lo.is_some()
+        && op.hi.is_some()
+        && op.reply().is_some())
+    .then_some(a)
+}
+
+/// Two milliseconds: how far apart two arrivals must be for their order to count.
+const APART_US: i64 = 2000;
+
+fn fifo(input: &Input<'_>, epochs: &Epochs<'_>) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let mut by_line: BTreeMap<(Vec<u8>, NodeId, i64), Vec<&Op>> = BTreeMap::new();
+    let mut newcomers: BTreeMap<(Vec<u8>, NodeId, i64), Vec<&Op>> = BTreeMap::new();
+    for op in input.ops {
+        let What::Acquire(a) = &op.what else {
+            continue;
+        };
+        let (Some(lo), Some(_)) = (op.lo, op.hi) else {
+            continue;
+        };
+        let Some((node, epoch)) = epochs.of(op.node, op.incarnation, lo) else {
+            continue;
+        };
+        if stays(op).is_some() {
+            by_line
+                .entry((a.key.clone(), node, epoch))
+                .or_default()
+                .push(op);
+        } else if a.timeout_ms.is_none()
+            && !a.renewal
+            && !a.switch
+            && granted(op, a.fence).is_some()
+        {
+            newcomers
+                .entry((a.key.clone(), node, epoch))
+                .or_default()
+                .push(op);
+        }
+    }
+    for (line, mut waiters) in by_line {
+        waiters.sort_by_key(|op| op.lo);
+        let info = |op: &Op| -> (i64, i64, Option<Option<i64>>, i64) {
+            let a = stays(op).map_or(0, |a| a.timeout_ms.unwrap_or(0));
+            let fence = matches!(&op.what, What::Acquire(a) if a.fence);
+            (
+                op.lo.unwrap_or(0),
+                op.hi.unwrap_or(0),
+                granted(op, fence),
+                a,
+            )
+        };
+        for (i, first) in waiters.iter().enumerate() {
+            let (lo1, hi1, got1, timeout1) = info(first);
+            let timed_out =
+                matches!(first.reply(), Some(Reply::Nil) | Some(Reply::Null)) && timeout1 > 0;
+            for later in &waiters[i + 1..] {
+                let (lo2, hi2, got2, _) = info(later);
+                if lo2 < lo1 + APART_US {
+                    continue;
+                }
+                let Some(token2) = got2 else {
+                    continue;
+                };
+                let passed = match got1 {
+                    // Both served: the later one first?
+                    Some(token1) => match (token1, token2) {
+                        (Some(t1), Some(t2)) => t2 < t1,
+                        _ => hi2 + APART_US < hi1,
+                    },
+                    // The first timed out: was the later one served before its deadline?
+                    None => timed_out && hi2 + APART_US < lo1 + timeout1 * 1000,
+                };
+                if passed {
+                    found.push(Violation {
+                        checker: "fifo",
+                        message: format!(
+                            "{} on node {}: {} arrived at {lo1} and {}, yet {} arrived later (at {lo2}) and was served first (answered at {hi2})",
+                            String::from_utf8_lossy(&line.0),
+                            line.1,
+                            crate::wire::shown(&first.command),
+                            if got1.is_some() { format!("was served at {hi1}") } else { format!("waited until its timeout of {timeout1} ms") },
+                            crate::wire::shown(&later.command),
+                        ),
+                        ops: vec![first.id, later.id],
+                        at_ms: 0,
+                    });
+                }
+            }
+        }
+        // Those that did not wait, let in while a waiter stood in line.
+        for newcomer in newcomers.get(&line).map(Vec::as_slice).unwrap_or(&[]) {
+            let (Some(nlo), Some(nhi)) = (newcomer.lo, newcomer.hi) else {
+                continue;
+            };
+            let ntoken = match &newcomer.what {
+                What::Acquire(a) => granted(newcomer, a.fence).flatten(),
+                _ => None,
+            };
+            for waiter in &waiters {
+                let (wlo, whi, got, timeout) = info(waiter);
+                if wlo + APART_US > nlo {
+                    continue;
+                }
+                let waited_past = match got {
+                    Some(Some(wtoken)) => ntoken.is_some_and(|n| wtoken > n),
+                    Some(None) => whi > nhi + APART_US,
+                    None => {
+                        let timed_out =
+                            matches!(waiter.reply(), Some(Reply::Nil) | Some(Reply::Null));
+                        timed_out && timeout > 0 && wlo + timeout * 1000 > nhi + APART_US
+                    }
+                };
+                if waited_past {
+                    found.push(Violation {
+                        checker: "fifo",
+                        message: format!(
+                            "{} on node {}: {} was let in at {nhi} while {} (arrived {wlo}) still waited",
+                            String::from_utf8_lossy(&line.0),
+                            line.1,
+                            crate::wire::shown(&newcomer.command),
+                            crate::wire::shown(&waiter.command),
+                        ),
+                        ops: vec![waiter.id, newcomer.id],
+                        at_ms: 0,
+                    });
+                }
+            }
+        }
+    }
+    found
+}
+
+fn holds_in_probe(probe: &Op, token: &[u8], kind: Kind) -> bool {
+    let (Some(lo), Some(hi)) = (probe.lo, probe.hi) else {
+        return false;
+    };
+    let Some(state) = State::read(&probe.pre) else {
+        return false;
+    };
+    state.held_by(token, kind, ms(lo), ms(hi)) == Some(true)
+}
+
+fn stranded(input: &Input<'_>) -> Vec<Violation> {
+    let mut found = Vec::new();
+    for leaver in input.ops {
+        let What::Acquire(a) = &leaver.what else {
+            continue;
+        };
+        if a.timeout_ms.is_none()
+            || leaver.left.is_none()
+            || leaver.discarded
+            || !matches!(leaver.outcome, Outcome::Unknown(_))
+        {
+            continue;
+        }
+        let Some(def) = input.locks.iter().find(|d| d.name == a.key) else {
+            continue;
+        };
+        // Probes of the key on its node sent after the leaver's connection was over, by actor,
+        // in order: two in a row that find the token holding.
+        let mut by_actor: BTreeMap<String, Vec<&Op>> = BTreeMap::new();
+        for probe in input.ops {
+            if matches!(&probe.what, What::Probe { key } if *key == a.key)
+                && probe.node == leaver.node
+                && probe.at_ms >= leaver.done_ms
+            {
+                by_actor
+                    .entry(format!("{:?}", probe.actor))
+                    .or_default()
+                    .push(probe);
+            }
+        }
+        for probes in by_actor.values() {
+            let hit = probes
+                .windows(2)
+                .find(|pair| pair.iter().all(|p| holds_in_probe(p, &a.token, def.kind)));
+            if let Some(pair) = hit {
+                let remaining = State::read(&pair[1].pre)
+                    .map(|s| format!("{s:?}"))
+                    .unwrap_or_default();
+                found.push(Violation {
+                    checker: "stranded",
+                    message: format!(
+                        "{} on node {:?}: {} left ({:?}) before its reply, and the key is still held in its name after the server let it go: {remaining}",
+                        String::from_utf8_lossy(&a.key),
+                        leaver.node,
+                        crate::wire::shown(&leaver.command),
+                        leaver.left,
+                    ),
+                    ops: vec![leaver.id, pair[0].id, pair[1].id],
+                    at_ms: pair[1].done_ms,
+                });
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// A key and a token.
+type KeyToken = (Vec<u8>, Vec<u8>);
+/// A key and its GCRA policy, as text.
+type KeyRate = (Vec<u8>, String);
+
+fn phantom(input: &Input<'_>) -> Vec<Violation> {
+    let mut found = Vec::new();
+    // Every acquire of each token: all refused (or never run), none unknown.
+    // (key, token) -> (every acquire refused, when the last was answered, its call)
+    let mut tokens: BTreeMap<KeyToken, (bool, i64, u64)> = BTreeMap::new();
+    for op in input.ops {
+        let What::Acquire(a) = &op.what else {
+            continue;
+        };
+        let entry =
+            tokens
+                .entry((a.key.clone(), a.token.clone()))
+                .or_insert((true, i64::MIN, op.id));
+        let refused = op.discarded || answered_not_granted(op, a.fence);
+        if !refused {
+            entry.0 = false;
+        }
+        entry.1 = entry.1.max(op.hi.or(op.lo).unwrap_or(i64::MAX));
+        entry.2 = op.id;
+    }
+    // Extends and releases that succeeded prove a hold too.
+    for op in input.ops {
+        if let What::Extend(e) = &op.what {
+            if op
+                .reply()
+                .is_some_and(|r| matches!(locks::granted(r, e.fence), Ok(Some(_))))
+            {
+                if let Some(entry) = tokens.get_mut(&(e.key.clone(), e.token.clone())) {
+                    entry.0 = false;
+                }
+            }
+        }
+    }
+    for ((key, token), (refused, answered_at, op_id)) in tokens {
+        if !refused {
+            continue;
+        }
+        let Some(def) = input.locks.iter().find(|d| d.name == key) else {
+            continue;
+        };
+        let seen = input.ops.iter().find(|probe| {
+            matches!(&probe.what, What::Probe { key: k } if *k == key)
+                && probe.lo.is_some_and(|lo| lo > answered_at)
+                && holds_in_probe(probe, &token, def.kind)
+        });
+        if let Some(probe) = seen {
+            found.push(Violation {
+                checker: "phantom",
+                message: format!(
+                    "{}: {} was never granted (every acquire refused, timed out or never ran), yet holds it at {:?}",
+                    String::from_utf8_lossy(&key),
+                    String::from_utf8_lossy(&token),
+                    probe.lo
+                ),
+                ops: vec![op_id, probe.id],
+                at_ms: probe.done_ms,
+            });
+        }
+    }
+    found
+}
+
+/// A fenced grant, and by when its hold was certainly over.
+struct Grant<'a> {
+    op: &'a Op,
+    token: Vec<u8>,
+    fence: i64,
+    over_by: i64,
+}
+
+fn fencing(input: &Input<'_>) -> (Vec<Violation>, Resource) {
+    let mut found = Vec::new();
+    let mut resource = Resource::default();
+    for def in input.locks {
+        let ops: Vec<&Op> = input
+            .ops
+            .iter()
+            .filter(|op| key_of(op) == Some(def.name.as_slice()))
+            .collect();
+        let mut grants: Vec<Grant<'_>> = Vec::new();
+        for op in &ops {
+            let What::Acquire(a) = &op.what else {
+                continue;
+            };
+            let (Some(_), Some(hi)) = (op.lo, op.hi) else {
+                continue;
+            };
+            let Some(Some(fence)) = granted(op, a.fence) else {
+                continue;
+            };
+            // The latest its lease could end: granted by `hi`, extended after.
+            let mut over_by = (ms(hi) + a.ms + 1) * 1000;
+            for later in &ops {
+                let (Some(llo), lhi) = (later.lo, later.hi) else {
+                    continue;
+                };
+                if llo < hi {
+                    continue;
+                }
+                match &later.what {
+                    What::Extend(e) if e.token == a.token && llo < over_by => {
+                        // Extended, or maybe (unknown): the end moves out.
+                        let done = later
+                            .reply()
+                            .map(|r| matches!(locks::granted(r, e.fence), Ok(Some(_))));
+                        if done != Some(false) {
+                            let at = lhi.unwrap_or(llo + 10_000_000);
+                            over_by = over_by.max(
+                                (ms(at) + e.ms + 1) * 1000
+                                    + if e.replace { 0 } else { over_by - hi },
+                            );
+                        }
+                    }
+                    What::Acquire(b) if b.token == a.token && llo < over_by => {
+                        let at = lhi.unwrap_or(llo + 10_000_000);
+                        over_by = over_by.max((ms(at) + b.ms + 1) * 1000);
+                    }
+                    _ => {}
+                }
+            }
+            grants.push(Grant {
+                op,
+                token: a.token.clone(),
+                fence,
+                over_by,
+            });
+        }
+        for earlier in &grants {
+            for later in &grants {
+                let (Some(llo), Some(_)) = (later.op.lo, later.op.hi) else {
+                    continue;
+                };
+                if later.token == earlier.token || llo <= earlier.over_by {
+                    continue;
+                }
+                if later.fence <= earlier.fence {
+                    found.push(Violation {
+                        checker: "fencing",
+                        message: format!(
+                            "{}: {} was granted token {} on node {:?} after {}'s lease (token {}, node {:?}) was over by {}: a successor with a token no larger",
+                            String::from_utf8_lossy(&def.name),
+                            String::from_utf8_lossy(&later.token),
+                            later.fence,
+                            later.op.node,
+                            String::from_utf8_lossy(&earlier.token),
+                            earlier.fence,
+                            earlier.op.node,
+                            earlier.over_by
+                        ),
+                        ops: vec![earlier.op.id, later.op.id],
+                        at_ms: later.op.done_ms,
+                    });
+                }
+            }
+        }
+        // The resource: writes in the order it took them.
+        let mut writes: Vec<(&Op, i64, bool)> = ops
+            .iter()
+            .filter_map(|op| match &op.what {
+                What::Write {
+                    token, accepted, ..
+                } => Some((*op, *token, *accepted)),
+                _ => None,
+            })
+            .collect();
+        writes.sort_by_key(|(op, _, _)| op.lo);
+        let over_of = |fence: i64| {
+            grants
+                .iter()
+                .filter(|g| g.fence == fence)
+                .map(|g| g.over_by)
+                .max()
+        };
+        for (i, (op, token, accepted)) in writes.iter().enumerate() {
+            if *accepted {
+                resource.accepted += 1;
+            } else {
+                resource.refused += 1;
+            }
+            let Some(over) = over_of(*token) else {
+                continue;
+            };
+            let at = op.lo.unwrap_or(0);
+            if at <= over {
+                continue;
+            }
+            resource.stale += 1;
+            if !*accepted {
+                resource.stale_refused += 1;
+                continue;
+            }
+            // Accepted after its lease was over: a successor granted after that, which wrote
+            // before it, would have had to be refused.
+            let successor = writes[..i].iter().find(|(w, t, ok)| {
+                *ok && w.lo.is_some_and(|wlo| wlo > over)
+                    && grants
+                        .iter()
+                        .any(|g| g.fence == *t && g.op.lo.is_some_and(|glo| glo > over))
+            });
+            if let Some((w, t, _)) = successor {
+                found.push(Violation {
+                    checker: "fencing",
+                    message: format!(
+                        "{}: the resource accepted token {token}'s write at {at}, after its lease was over (by {over}) and after a successor's write with token {t}",
+                        String::from_utf8_lossy(&def.name)
+                    ),
+                    ops: vec![op.id, w.id],
+                    at_ms: op.done_ms,
+                });
+            }
+        }
+    }
+    (found, resource)
+}
+
+/// What may explain more admissions than a quota allows between `from` and `to` on `key`:
+/// a fault of that span that loses or rewrites state, or a primary's timeline that began or
+/// ended in it (a failover, a restart, an old primary demoted after a split brain, whose
+/// writes its replicas then drop).
+fn cause(input: &Input<'_>, key: &[u8], from: i64, to: i64) -> Option<&'static str> {
+    let margin = 2_000_000;
+    let fault = input
+        .faults
+        .iter()
+        .filter(|f| f.kind.loses_state() && f.start_us <= to + margin && f.end_us + margin >= from)
+        .filter(|f| {
+            !f.kind.by_hand()
+                || f.keys
+                    .as_ref()
+                    .is_none_or(|keys| keys.iter().any(|k| k == key))
+        })
+        .map(|f| match f.kind {
+            FaultKind::Partition => "partition",
+            FaultKind::SentinelFailover | FaultKind::ClusterFailover | FaultKind::Freeze => {
+                "failover"
+            }
+            FaultKind::KillRestartAof | FaultKind::KillRestartRdb => "restart",
+            FaultKind::SlotMigration | FaultKind::AtomicSlotMigration => "migration",
+            _ => "by hand",
+        })
+        .next();
+    if fault.is_some() {
+        return fault;
+    }
+    let primaries: Vec<&RoleSpan> = input.roles.iter().filter(|s| s.primary).collect();
+    // The phase's first primary began with it, and the spans it ended with end with it.
+    let phase_start = input.roles.iter().map(|s| s.from_us).min().unwrap_or(0);
+    let phase_end = input.roles.iter().map(|s| s.to_us).max().unwrap_or(0);
+    let changed = primaries.iter().any(|span| {
+        let began = span.from_us >= from - margin
+            && span.from_us <= to + margin
+            && span.from_us > phase_start + 1_000_000;
+        let ended = span.to_us >= from - margin
+            && span.to_us <= to + margin
+            && span.to_us < phase_end - 1_000_000;
+        began || ended
+    });
+    if !changed {
+        return None;
+    }
+    // Two primaries at once in the span: a split brain, which a partition makes.
+    let split = primaries.iter().any(|a| {
+        primaries.iter().any(|b| {
+            a.node != b.node
+                && a.from_us < b.to_us
+                && b.from_us < a.to_us
+                && a.to_us >= from - margin
+                && a.from_us <= to + margin
+        })
+    });
+    let partitioned = input
+        .faults
+        .iter()
+        .any(|f| f.kind == FaultKind::Partition && f.start_us <= to);
+    Some(if split && partitioned {
+        "partition"
+    } else {
+        "failover"
+    })
+}
+
+fn quota(input: &Input<'_>) -> (Vec<Violation>, Excess) {
+    let mut found = Vec::new();
+    let mut excess = Excess::default();
+    // Every admission, with its call.
+    let mut fixed: BTreeMap<Vec<u8>, Vec<(Admitted, &Op)>> = BTreeMap::new();
+    let mut rated: BTreeMap<KeyRate, Vec<(Admitted, &Op)>> = BTreeMap::new();
+    for op in input.ops {
+        let What::Limit(limit) = &op.what else {
+            continue;
+        };
+        let (Some(reply), Some(_), Some(_)) = (op.reply(), op.lo, op.hi) else {
+            continue;
+        };
+        for admitted in limits::admitted(&limit.family, reply, &op.post) {
+            excess.admitted += admitted.cost.max(0);
+            if admitted.fixed.is_some() {
+                fixed
+                    .entry(admitted.key.clone())
+                    .or_default()
+                    .push((admitted, op));
+            } else if let Some(rate) = admitted.rate {
+                rated
+                    .entry((admitted.key.clone(), format!("{rate:?}")))
+                    .or_default()
+                    .push((admitted, op));
+            }
+        }
+    }
+    let mut note = |key: &[u8], from: i64, to: i64, over: i64, ops: Vec<u64>, what: String| {
+        if over <= 0 {
+            return;
+        }
+        match cause(input, key, from, to) {
+            Some(cause) => {
+                *excess.by_cause.entry(cause).or_default() += over;
+                let worst = excess.worst.entry(cause).or_default();
+                *worst = (*worst).max(over);
+            }
+            None => found.push(Violation {
+                checker: "quota",
+                message: format!("{}: {what}, with no failover, restart, partition or write by hand in that span", String::from_utf8_lossy(key)),
+                ops,
+                at_ms: 0,
+            }),
+        }
+    };
+    // Fixed windows: each window is its key's life, ending at its expiry; at no moment may the
+    // windows that cover it have admitted more than the limit between them.
+    for (key, admissions) in &fixed {
+        let mut windows: BTreeMap<i64, (i64, i64, i64, Vec<u64>)> = BTreeMap::new();
+        for (admitted, op) in admissions {
+            let Some((length, limit, end)) = admitted.fixed else {
+                continue;
+            };
+            // Ends within a millisecond are one window (its expiry read twice).
+            let end_key = windows
+                .range(end - 1..=end + 1)
+                .next()
+                .map(|(k, _)| *k)
+                .unwrap_or(end);
+            let entry = windows
+                .entry(end_key)
+                .or_insert((length, limit, 0, Vec::new()));
+            entry.2 += admitted.cost;
+            entry.3.push(op.id);
+        }
+        let spans: Vec<(i64, i64, i64, i64, &Vec<u64>)> = windows
+            .iter()
+            .map(|(end, (length, limit, count, ops))| {
+                ((end - length) * 1000, end * 1000, *limit, *count, ops)
+            })
+            .collect();
+        for (i, (start, end, limit, count, ops)) in spans.iter().enumerate() {
+            // Within a window, more than the limit: the window itself admitted too much.
+            if count > limit {
+                note(
+                    key,
+                    *start,
+                    *end,
+                    count - limit,
+                    (*ops).clone(),
+                    format!("one window admitted {count} with a limit of {limit}"),
+                );
+                continue;
+            }
+            let overlapping: Vec<&(i64, i64, i64, i64, &Vec<u64>)> = spans[..i]
+                .iter()
+                .filter(|s| s.1 > *start && s.0 < *end)
+                .collect();
+            let total: i64 = count + overlapping.iter().map(|s| s.3).sum::<i64>();
+            if !overlapping.is_empty() && total > *limit {
+                let mut all = (*ops).clone();
+                for s in &overlapping {
+                    all.extend(s.4.iter().copied());
+                }
+                note(
+                    key,
+                    *start,
+                    *end,
+                    total - limit,
+                    all,
+                    format!(
+                        "{} overlapping windows admitted {total} with a limit of {limit}",
+                        overlapping.len() + 1
+                    ),
+                );
+            }
+        }
+    }
+    // GCRA: in any span, no more than the burst plus what the span regained (and refunds).
+    for ((key, _), admissions) in &mut rated {
+        admissions.sort_by_key(|(_, op)| op.lo);
+        let Some(rate) = admissions.first().and_then(|(a, _)| a.rate) else {
+            continue;
+        };
+        let emission = rate.emission_us().max(1) as f64;
+        let capacity = rate.capacity() as f64;
+        // max over i <= j of (sum cost i..=j) - refunds - capacity - (t_j - t_i) / emission.
+        let mut best: Option<(f64, usize)> = None;
+        let mut prefix = 0.0;
+        for (j, (admitted, op)) in admissions.iter().enumerate() {
+            let t_lo = op.lo.unwrap_or(0) as f64;
+            let t_hi = op.hi.unwrap_or(0) as f64;
+            // The span starts at an admission's earliest moment: its weight is what came
+            // before it, plus its own start.
+            let start_weight = t_lo / emission - prefix;
+            if best.is_none_or(|(b, _)| start_weight > b) {
+                best = Some((start_weight, j));
+            }
+            prefix += (admitted.cost - admitted.refund) as f64;
+            if let Some((b, i)) = best {
+                let over = prefix - t_hi / emission + b - capacity - 1.0;
+                if over >= 1.0 {
+                    let from = admissions[i].1.lo.unwrap_or(0);
+                    let to = op.hi.unwrap_or(0);
+                    let ops: Vec<u64> = admissions[i..=j].iter().map(|(_, op)| op.id).collect();
+                    note(
+                        key,
+                        from,
+                        to,
+                        over.floor() as i64,
+                        ops.into_iter().rev().take(12).collect(),
+                        format!(
+                            "{} admissions between {from} and {to}, {} more than GCRA allows",
+                            j - i + 1,
+                            over.floor()
+                        ),
+                    );
+                    // Measured once per span: start afresh after it.
+                    best = None;
+                    prefix = 0.0;
+                }
+            }
+        }
+    }
+    (found, excess)
+}
+
+/// The calls a finding rests on, and everything before the last of them on its keys and
+/// nodes: the shortest prefix of the history that shows it.
+pub fn prefix<'a>(
+    ops: &'a [Op],
+    faults: &'a [Fault],
+    violation: &Violation,
+) -> (u64, Vec<&'a Op>, Vec<&'a Fault>) {
+    let cited: BTreeSet<u64> = violation.ops.iter().copied().collect();
+    let last_ms = ops
+        .iter()
+        .filter(|op| cited.contains(&op.id))
+        .map(|op| op.done_ms)
+        .max()
+        .unwrap_or(violation.at_ms)
+        .max(violation.at_ms);
+    let keys: BTreeSet<Vec<u8>> = ops
+        .iter()
+        .filter(|op| cited.contains(&op.id))
+        .filter_map(|op| op.key().map(<[u8]>::to_vec))
+        .collect();
+    let shown: Vec<&Op> = ops
+        .iter()
+        .filter(|op| op.done_ms <= last_ms && op.actor != Actor::Observer)
+        .filter(|op| cited.contains(&op.id) || op.key().is_some_and(|k| keys.contains(k)))
+        .collect();
+    let faults: Vec<&Fault> = faults.iter().filter(|f| f.at_ms <= last_ms).collect();
+    (last_ms, shown, faults)
+}
