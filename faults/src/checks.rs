@@ -655,11 +655,14 @@ fn phantom(input: &Input<'_>) -> Vec<Violation> {
     found
 }
 
-/// A fenced grant, and by when its hold was certainly over.
+/// A fencing token, from the grant that minted it to the end of the last lease it was kept
+/// through (a holder renewing keeps its token).
 struct Grant<'a> {
+    /// The call that minted it (the first to answer it).
     op: &'a Op,
     token: Vec<u8>,
     fence: i64,
+    /// By when every lease it was kept through was certainly over.
     over_by: i64,
 }
 
@@ -672,67 +675,66 @@ fn fencing(input: &Input<'_>) -> (Vec<Violation>, Resource) {
             .iter()
             .filter(|op| key_of(op) == Some(def.name.as_slice()))
             .collect();
-        let mut grants: Vec<Grant<'_>> = Vec::new();
+        let mut by_fence: BTreeMap<i64, Grant<'_>> = BTreeMap::new();
         for op in &ops {
-            let What::Acquire(a) = &op.what else {
+            let (fence, token, lease) = match &op.what {
+                What::Acquire(a) => match granted(op, a.fence) {
+                    Some(Some(fence)) => (fence, &a.token, a.ms),
+                    _ => continue,
+                },
+                // An extend that answered the holder's token keeps it through a new lease.
+                What::Extend(e) => match op.reply().map(|r| locks::granted(r, e.fence)) {
+                    Some(Ok(Some(Some(fence)))) => (fence, &e.token, e.ms),
+                    _ => continue,
+                },
+                _ => continue,
+            };
+            let (Some(lo), Some(hi)) = (op.lo, op.hi) else {
                 continue;
             };
-            let (Some(_), Some(hi)) = (op.lo, op.hi) else {
-                continue;
+            // The latest this call's lease could end: given by `hi`, for `ms` (or `ms` more
+            // than a lease that could have run until then).
+            let end = (ms(hi) + lease + 1) * 1000;
+            let grant = by_fence.entry(fence).or_insert(Grant {
+                op,
+                token: token.clone(),
+                fence,
+                over_by: end,
+            });
+            if lo < grant.op.lo.unwrap_or(i64::MAX) && matches!(op.what, What::Acquire(_)) {
+                grant.op = op;
+            }
+            let added = if matches!(op.what, What::Extend(_)) {
+                grant.over_by + lease * 1000
+            } else {
+                0
             };
-            let Some(Some(fence)) = granted(op, a.fence) else {
-                continue;
-            };
-            // The latest its lease could end: granted by `hi`, extended after.
-            let mut over_by = (ms(hi) + a.ms + 1) * 1000;
-            for later in &ops {
-                let (Some(llo), lhi) = (later.lo, later.hi) else {
-                    continue;
-                };
-                if llo < hi {
-                    continue;
-                }
-                match &later.what {
-                    What::Extend(e) if e.token == a.token && llo < over_by => {
-                        // Extended, or maybe (unknown): the end moves out.
-                        let done = later
-                            .reply()
-                            .map(|r| matches!(locks::granted(r, e.fence), Ok(Some(_))));
-                        if done != Some(false) {
-                            let at = lhi.unwrap_or(llo + 10_000_000);
-                            over_by = over_by.max(
-                                (ms(at) + e.ms + 1) * 1000
-                                    + if e.replace { 0 } else { over_by - hi },
-                            );
-                        }
+            grant.over_by = grant.over_by.max(end).max(added);
+        }
+        // Extends whose answer was lost may have moved a lease out: by as much as they asked.
+        for op in &ops {
+            if let (What::Extend(e), Outcome::Unknown(_)) = (&op.what, &op.outcome) {
+                for grant in by_fence.values_mut() {
+                    if grant.token == e.token {
+                        grant.over_by += e.ms * 1000 + 10_000_000;
                     }
-                    What::Acquire(b) if b.token == a.token && llo < over_by => {
-                        let at = lhi.unwrap_or(llo + 10_000_000);
-                        over_by = over_by.max((ms(at) + b.ms + 1) * 1000);
-                    }
-                    _ => {}
                 }
             }
-            grants.push(Grant {
-                op,
-                token: a.token.clone(),
-                fence,
-                over_by,
-            });
         }
+        let grants: Vec<&Grant<'_>> = by_fence.values().collect();
         for earlier in &grants {
             for later in &grants {
-                let (Some(llo), Some(_)) = (later.op.lo, later.op.hi) else {
+                let Some(llo) = later.op.lo else {
                     continue;
                 };
-                if later.token == earlier.token || llo <= earlier.over_by {
+                if later.fence == earlier.fence || llo <= earlier.over_by {
                     continue;
                 }
-                if later.fence <= earlier.fence {
+                if later.fence < earlier.fence {
                     found.push(Violation {
                         checker: "fencing",
                         message: format!(
-                            "{}: {} was granted token {} on node {:?} after {}'s lease (token {}, node {:?}) was over by {}: a successor with a token no larger",
+                            "{}: {} was granted token {} on node {:?} after {}'s lease (token {}, node {:?}) was over by {}: a successor with a smaller token",
                             String::from_utf8_lossy(&def.name),
                             String::from_utf8_lossy(&later.token),
                             later.fence,
@@ -850,28 +852,26 @@ fn cause(input: &Input<'_>, key: &[u8], from: i64, to: i64) -> Option<&'static s
             && span.to_us < phase_end - 1_000_000;
         began || ended
     });
-    if !changed {
-        return None;
-    }
-    // Two primaries at once in the span: a split brain, which a partition makes.
+    // Two primaries at once, and at a moment of the span: a split brain (each side admits on
+    // what it holds), which a partition makes, or a primary not yet told it was replaced.
     let split = primaries.iter().any(|a| {
         primaries.iter().any(|b| {
+            let (both_from, both_to) = (a.from_us.max(b.from_us), a.to_us.min(b.to_us));
             a.node != b.node
-                && a.from_us < b.to_us
-                && b.from_us < a.to_us
-                && a.to_us >= from - margin
-                && a.from_us <= to + margin
+                && both_from < both_to
+                && both_to >= from - margin
+                && both_from <= to + margin
         })
     });
     let partitioned = input
         .faults
         .iter()
-        .any(|f| f.kind == FaultKind::Partition && f.start_us <= to);
-    Some(if split && partitioned {
-        "partition"
-    } else {
-        "failover"
-    })
+        .any(|f| f.kind == FaultKind::Partition && f.start_us <= to + margin);
+    match (split, changed) {
+        (true, _) if partitioned => Some("partition"),
+        (true, _) | (_, true) => Some("failover"),
+        _ => None,
+    }
 }
 
 fn quota(input: &Input<'_>) -> (Vec<Violation>, Excess) {

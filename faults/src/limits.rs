@@ -96,6 +96,13 @@ pub enum Family {
         cost: i64,
         quota: i64,
     },
+    /// The INCREX stand-in (Redis 8.8's contract), as Redis's own rate limiter calls it:
+    /// `INCREX key BYINT 1 UBOUND max PX ms ENX`.
+    Native {
+        key: Vec<u8>,
+        max: i64,
+        window_ms: i64,
+    },
     /// GOBLIN.SWINDOW key window limit [COST n].
     Swindow {
         key: Vec<u8>,
@@ -127,7 +134,7 @@ impl Catalog {
             (b"c", Over::Restart, 3),
             (b"d", Over::Backoff, 2),
         ];
-        match rng.weighted(&[4, 3, 3, 3, 2, 2, 2]) {
+        match rng.weighted(&[4, 3, 3, 3, 2, 2, 2, 2]) {
             0 => {
                 let (name, over, limit) = *rng.pick(&over).unwrap_or(&over[0]);
                 Family::Fwindow {
@@ -203,6 +210,11 @@ impl Catalog {
                 cost: if rng.chance(20) { 2 } else { 1 },
                 quota: 5,
             },
+            6 => Family::Native {
+                key: self.key("nx", "a"),
+                max: 5,
+                window_ms: 1000,
+            },
             _ => Family::Swindow {
                 key: self.key("sw", "a"),
                 window_s: 1,
@@ -226,6 +238,7 @@ impl Catalog {
             self.key("mg", "m"),
             self.key("cl", "a"),
             self.key("ix", "a"),
+            self.key("nx", "a"),
             self.key("sw", "a"),
         ]);
         keys
@@ -250,6 +263,7 @@ impl Family {
             | Family::Gcra { key, .. }
             | Family::Cell { key, .. }
             | Family::Increx { key, .. }
+            | Family::Native { key, .. }
             | Family::Swindow { key, .. } => add(key),
             Family::Mfwindow { windows, .. } => windows.iter().for_each(|(key, _, _)| add(key)),
             Family::Mgcra { policies, .. } => policies.iter().for_each(|(key, _)| add(key)),
@@ -355,6 +369,23 @@ impl Family {
                     words.extend([b"COST".to_vec(), text(*cost)]);
                 }
             }
+            Family::Native {
+                key,
+                max,
+                window_ms,
+            } => {
+                words.extend([
+                    b"INCREX".to_vec(),
+                    key.clone(),
+                    b"BYINT".to_vec(),
+                    b"1".to_vec(),
+                    b"UBOUND".to_vec(),
+                    text(*max),
+                    b"PX".to_vec(),
+                    text(*window_ms),
+                    b"ENX".to_vec(),
+                ]);
+            }
             Family::Swindow {
                 key,
                 window_s,
@@ -396,6 +427,7 @@ impl Family {
             Family::Mgcra { .. } => "goblin.mgcra",
             Family::Cell { .. } => "cl.throttle",
             Family::Increx { .. } => "goblin.increx",
+            Family::Native { .. } => "increx",
             Family::Swindow { .. } => "goblin.swindow",
         }
     }
@@ -711,6 +743,31 @@ fn expect(family: &Family, keys: &[Seen], now_ms: i64, ttl_now: i64) -> Option<E
                 after: vec![after],
             })
         }
+        Family::Native { max, window_ms, .. } => {
+            let (current, ttl) = match integer_of(&keys[0]) {
+                Ok(current) => (
+                    current.map_or(0, |(v, _)| v),
+                    current.and_then(|(_, at)| at),
+                ),
+                Err(prefix) => return Some(wrong(prefix, n)),
+            };
+            let next = current.checked_add(1)?;
+            if next > *max {
+                return Some(Expected {
+                    reply: Expectation::Ints(vec![current, 0]),
+                    after: vec![After::Unchanged],
+                });
+            }
+            // ENX: the window is armed only on a key without a TTL.
+            let expires_at = Some(ttl.unwrap_or(now_ms + window_ms));
+            Some(Expected {
+                reply: Expectation::Ints(vec![next, 1]),
+                after: vec![After::Value {
+                    value: text(next),
+                    expires_at,
+                }],
+            })
+        }
         Family::Swindow {
             window_s,
             limit,
@@ -816,6 +873,29 @@ pub fn check(
             .map(|pair| Seen::read(&pair[0], &pair[1]))
             .collect()
     };
+    // A step whose reads or call the server refused as a whole (the cluster down, a key that
+    // moved, a server loading, writes refused) says nothing of the model.
+    let refused = |reply: &Reply| {
+        reply.error().is_some_and(|e| {
+            [
+                "MOVED",
+                "ASK",
+                "CLUSTERDOWN",
+                "TRYAGAIN",
+                "LOADING",
+                "READONLY",
+                "OOM",
+                "NOREPLICAS",
+                "MASTERDOWN",
+                "BUSY",
+            ]
+            .iter()
+            .any(|prefix| e.starts_with(prefix))
+        })
+    };
+    if pre.iter().chain(post).chain([reply]).any(refused) {
+        return Ok(());
+    }
     let before = read(pre)?;
     let after = read(post)?;
     let (lo_ms, hi_ms) = (lo_us.div_euclid(1000), hi_us.div_euclid(1000));
@@ -1002,6 +1082,23 @@ pub fn admitted(family: &Family, reply: &Reply, post: &[Reply]) -> Vec<Admitted>
                 rate: Some(*rate),
                 refund: 0,
             }]
+        }
+        Family::Native {
+            key,
+            max,
+            window_ms,
+        } => {
+            let applied = reply.ints().and_then(|ints| ints.get(1).copied());
+            match (applied, expiry_of(0)) {
+                (Some(1), Some(end)) if end > 0 => vec![Admitted {
+                    key: key.clone(),
+                    cost: 1,
+                    fixed: Some((*window_ms, *max, end)),
+                    rate: None,
+                    refund: 0,
+                }],
+                _ => Vec::new(),
+            }
         }
         Family::Swindow { .. } => Vec::new(),
     }

@@ -658,7 +658,7 @@ impl<'a> Nemesis<'a> {
         let listed = unloader
             .call(&cmd(&["MODULE", "LIST"]), within())
             .ok()
-            .map(|r| format!("{r:?}").contains("goblin"));
+            .map(|r| mentions(&r, "goblin"));
         let refused = matches!(&reply, Some(Reply::Error(_)));
         if !refused || listed == Some(false) {
             self.shared.found(crate::history::Violation {
@@ -1107,5 +1107,13 @@ impl<'a> Nemesis<'a> {
                 replies.map(|r| r.iter().map(crate::wire::brief).collect::<Vec<_>>())
             ),
         ))
+    }
+}
+
+/// Whether any text in `reply` (at any depth) is `word`.
+fn mentions(reply: &Reply, word: &str) -> bool {
+    match reply {
+        Reply::Array(items) | Reply::Set(items) => items.iter().any(|item| mentions(item, word)),
+        other => other.as_text().is_some_and(|text| text == word),
     }
 }

@@ -276,7 +276,8 @@ impl Worker<'_> {
                 key,
                 token,
                 mode,
-                deadline_us: wait_ms.filter(|ms| *ms > 0).map(|ms| since_us + ms * 1000),
+                // Known once the server has read the call (the clock it read right before).
+                deadline_us: None,
                 since_us,
                 handle: client.handle().ok(),
                 left: None,
@@ -284,7 +285,38 @@ impl Worker<'_> {
             },
         );
         let call_command = commands.get(call_at).cloned().unwrap_or_default();
-        let result = client.pipeline(&commands, within);
+        let result = match wait_ms.filter(|ms| *ms > 0) {
+            // A wait: its deadline is the server's clock when it read the call, plus the
+            // timeout (a server held up before it reads the call has not started the wait).
+            Some(timeout) => match client.send(&commands) {
+                Err(error) => Err(crate::wire::Broken {
+                    replies: Vec::new(),
+                    error,
+                }),
+                Ok(()) => match client.read_replies(1, within) {
+                    Err(broken) => Err(broken),
+                    Ok(mut first) => {
+                        if let Some(arrived) = first.first().and_then(time_us) {
+                            if let Some(flight) = lock(&shared.registry).flights.get_mut(&worker) {
+                                flight.deadline_us = Some(arrived + timeout * 1000);
+                            }
+                        }
+                        match client.read_replies(commands.len() - 1, within) {
+                            Ok(rest) => {
+                                first.extend(rest);
+                                Ok(first)
+                            }
+                            Err(mut broken) => {
+                                first.append(&mut broken.replies);
+                                broken.replies = first;
+                                Err(broken)
+                            }
+                        }
+                    }
+                },
+            },
+            None => client.pipeline(&commands, within),
+        };
         let left = lock(&shared.registry)
             .flights
             .remove(&worker)
