@@ -537,7 +537,10 @@ fn stranded(input: &Input<'_>) -> Vec<Violation> {
         let What::Acquire(a) = &leaver.what else {
             continue;
         };
+        // A renewal or a switch of mode that left: its token may still hold what it held.
         if a.timeout_ms.is_none()
+            || a.renewal
+            || a.switch
             || leaver.left.is_none()
             || leaver.discarded
             || !matches!(leaver.outcome, Outcome::Unknown(_))
