@@ -1063,3 +1063,202 @@ pub fn prefix<'a>(
     let faults: Vec<&Fault> = faults.iter().filter(|f| f.at_ms <= last_ms).collect();
     (last_ms, shown, faults)
 }
+
+#[cfg(test)]
+mod tests {
+    //! Each checker on a history made by hand: it finds what it states, and nothing in the same
+    //! history without the fault.
+
+    use super::*;
+    use crate::history::{Acquire, Actor, Release};
+    use crate::wire::Reply;
+
+    const T0: i64 = 1_700_000_000_000_000;
+
+    fn roles() -> Vec<RoleSpan> {
+        vec![RoleSpan {
+            node: 0,
+            incarnation: 1,
+            primary: true,
+            from_us: T0 - 1_000_000,
+            to_us: T0 + 60_000_000,
+        }]
+    }
+
+    fn locks() -> Vec<LockKeyDef> {
+        crate::locks::catalog("t")
+    }
+
+    fn op(id: u64, what: What, lo: i64, hi: i64, reply: Reply) -> Op {
+        let mut op = Op::new(Actor::Worker(id as usize), what, Vec::new());
+        op.id = id;
+        op.node = Some(0);
+        op.incarnation = 1;
+        op.lo = Some(lo);
+        op.hi = Some(hi);
+        op.at_ms = ((lo - T0) / 1000).max(0) as u64;
+        op.done_ms = ((hi - T0) / 1000).max(0) as u64;
+        op.outcome = Outcome::Answered(reply);
+        op
+    }
+
+    fn acquire(key: &[u8], token: &str, ms: i64, timeout_ms: Option<i64>) -> What {
+        What::Acquire(Acquire {
+            key: key.to_vec(),
+            token: token.as_bytes().to_vec(),
+            mode: Mode::Lock,
+            ms,
+            fence: true,
+            timeout_ms,
+            renewal: false,
+            switch: false,
+        })
+    }
+
+    fn run_on(ops: &[Op]) -> Vec<&'static str> {
+        let (roles, locks) = (roles(), locks());
+        let input = Input {
+            ops,
+            faults: &[],
+            roles: &roles,
+            locks: &locks,
+        };
+        run(&input).violations.iter().map(|v| v.checker).collect()
+    }
+
+    #[test]
+    fn two_holders_at_once_are_found() {
+        let key = locks()[0].name.clone();
+        let first = op(
+            1,
+            acquire(&key, "a", 3000, None),
+            T0,
+            T0 + 50,
+            Reply::Int(T0 + 10),
+        );
+        let second = op(
+            2,
+            acquire(&key, "b", 3000, None),
+            T0 + 1_000_000,
+            T0 + 1_000_050,
+            Reply::Int(T0 + 1_000_010),
+        );
+        assert!(run_on(&[first.clone(), second.clone()]).contains(&"exclusion"));
+        // Released in between: one holder, then the next.
+        let release = op(
+            3,
+            What::Release(Release {
+                key: key.clone(),
+                token: b"a".to_vec(),
+                mode: Mode::Lock,
+            }),
+            T0 + 500_000,
+            T0 + 500_040,
+            Reply::Int(1),
+        );
+        assert_eq!(run_on(&[first, release, second]), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_later_waiter_served_first_is_found() {
+        let key = locks()[0].name.clone();
+        // w1 arrived first and waited its whole 2 s; w2 arrived 100 ms later and was served.
+        let w1 = op(
+            1,
+            acquire(&key, "w1", 1000, Some(2000)),
+            T0,
+            T0 + 2_000_500,
+            Reply::Nil,
+        );
+        let w2 = op(
+            2,
+            acquire(&key, "w2", 1000, Some(2000)),
+            T0 + 100_000,
+            T0 + 600_000,
+            Reply::Int(T0 + 599_000),
+        );
+        assert!(run_on(&[w1.clone(), w2]).contains(&"fifo"));
+        // Served after w1 gave up: in order.
+        let w3 = op(
+            3,
+            acquire(&key, "w3", 1000, Some(4000)),
+            T0 + 100_000,
+            T0 + 2_600_000,
+            Reply::Int(T0 + 2_599_000),
+        );
+        assert_eq!(run_on(&[w1, w3]), Vec::<&str>::new());
+    }
+
+    #[test]
+    fn a_waiter_that_left_and_still_holds_is_found() {
+        let key = locks()[0].name.clone();
+        let mut leaver = op(
+            1,
+            acquire(&key, "w1", 60_000, Some(5000)),
+            T0,
+            T0,
+            Reply::Nil,
+        );
+        leaver.hi = None;
+        leaver.outcome = Outcome::Unknown("connection closed".into());
+        leaver.left = Some(crate::history::Left::KilledAsGranted);
+        leaver.done_ms = 10;
+        let probe = |id: u64, at: i64, holder: &str| {
+            let mut probe = op(
+                id,
+                What::Probe { key: key.clone() },
+                at,
+                at + 30,
+                Reply::Status("OK".into()),
+            );
+            probe.actor = Actor::Nemesis;
+            probe.pre = vec![
+                Reply::Bulk(holder.as_bytes().to_vec()),
+                Reply::Error("WRONGTYPE".into()),
+                Reply::Int(59_000),
+            ];
+            probe
+        };
+        let held = [
+            leaver.clone(),
+            probe(2, T0 + 20_000, "w1"),
+            probe(3, T0 + 60_000, "w1"),
+        ];
+        assert!(run_on(&held).contains(&"stranded"));
+        let taken_back = [
+            leaver,
+            probe(2, T0 + 20_000, "w1"),
+            probe(3, T0 + 60_000, "w2"),
+        ];
+        assert!(!run_on(&taken_back).contains(&"stranded"));
+    }
+
+    #[test]
+    fn a_successor_with_a_smaller_token_is_found() {
+        let key = locks()[0].name.clone();
+        let first = op(
+            1,
+            acquire(&key, "a", 300, None),
+            T0,
+            T0 + 50,
+            Reply::Int(T0 + 5_000_000),
+        );
+        // Granted a second after a's 300 ms lease ended, with a smaller token.
+        let second = op(
+            2,
+            acquire(&key, "b", 300, None),
+            T0 + 1_500_000,
+            T0 + 1_500_050,
+            Reply::Int(T0 + 1_500_010),
+        );
+        assert!(run_on(&[first, second.clone()]).contains(&"fencing"));
+        let first = op(
+            1,
+            acquire(&key, "a", 300, None),
+            T0,
+            T0 + 50,
+            Reply::Int(T0 + 10),
+        );
+        assert_eq!(run_on(&[first, second]), Vec::<&str>::new());
+    }
+}
