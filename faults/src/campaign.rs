@@ -91,6 +91,11 @@ pub fn phases(config: &Config) -> Vec<(Shape, u64)> {
 }
 
 pub fn run(config: &Config) -> Vec<PhaseResult> {
+    // What a campaign killed before it could clean up left behind goes first.
+    procs::reap_stale();
+    if Net::available() {
+        net::reap_stale();
+    }
     phases(config)
         .into_iter()
         .map(|(shape, ms)| {

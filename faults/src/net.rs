@@ -80,7 +80,7 @@ impl Net {
     pub fn create(nodes: usize) -> io::Result<Net> {
         let tag = format!(
             "gf{}x{}",
-            std::process::id() % 100_000,
+            std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         );
         let mut net = Net {
@@ -258,6 +258,38 @@ impl Drop for Net {
         for ns in self.created.drain(..).rev() {
             let _ = ip(&["netns", "del", &ns]);
         }
+    }
+}
+
+/// Deletes the namespaces a campaign that is gone left behind (one killed before it could
+/// clean up), and stops every process still in them: its namespaces are named after its pid.
+pub fn reap_stale() {
+    let Ok(output) = Command::new("ip").args(["netns", "list"]).output() else {
+        return;
+    };
+    let listed = String::from_utf8_lossy(&output.stdout).into_owned();
+    for name in listed
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+    {
+        let Some(pid) = name
+            .strip_prefix("gf")
+            .and_then(|rest| rest.split('x').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        if let Ok(pids) = Command::new("ip").args(["netns", "pids", name]).output() {
+            for pid in String::from_utf8_lossy(&pids.stdout).split_whitespace() {
+                if let Ok(pid) = pid.parse::<u32>() {
+                    let _ = crate::procs::signal(pid, "KILL");
+                }
+            }
+        }
+        let _ = ip(&["netns", "del", name]);
     }
 }
 

@@ -86,6 +86,8 @@ impl Proc {
             .stdout(Stdio::null())
             .stderr(early);
         let child = command.spawn()?;
+        // For a later campaign to stop it, should this one be killed before it can.
+        let _ = std::fs::write(self.spec.dir.join("pid"), child.id().to_string());
         self.child = Some(child);
         self.incarnation += 1;
         self.frozen = false;
@@ -225,5 +227,47 @@ pub fn wait_for<T>(within: Duration, mut check: impl FnMut() -> Option<T>) -> Op
             return None;
         }
         std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Stops the processes a campaign that is gone left behind, and removes its files: each phase's
+/// directory is named after the campaign's pid, and each process's directory holds its pid.
+pub fn reap_stale() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.contains("-faults-") {
+            continue;
+        }
+        let Some(pid) = name
+            .strip_prefix("goblin-test-")
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let Ok(children) = std::fs::read_dir(entry.path()) else {
+            continue;
+        };
+        for child in children.flatten() {
+            let dir = child.path();
+            let Some(pid) = std::fs::read_to_string(dir.join("pid"))
+                .ok()
+                .and_then(|pid| pid.trim().parse::<u32>().ok())
+            else {
+                continue;
+            };
+            // Only if that pid is still the process that ran there.
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+            if cwd.is_some_and(|cwd| cwd == dir) {
+                let _ = signal(pid, "KILL");
+            }
+        }
+        let _ = std::fs::remove_dir_all(entry.path());
     }
 }
