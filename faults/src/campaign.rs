@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use goblin_testkit::{Family, Flavor, TempDir};
 
-use crate::checks::{self, Excess, Input, Resource};
+use crate::checks::{self, Excess, Input, Resource, Split};
 use crate::history::{FaultKind, Op, Violation};
 use crate::nemesis::{Arsenal, Nemesis};
 use crate::net::{self, Host, Net};
@@ -63,6 +63,8 @@ pub struct PhaseResult {
     pub findings: Vec<Finding>,
     pub excess: Excess,
     pub resource: Resource,
+    /// Holders of one lock on two primaries at once (split brains), measured.
+    pub split: Split,
     pub notes: Vec<String>,
     /// Every fault struck, as lines.
     pub fault_lines: Vec<String>,
@@ -127,6 +129,7 @@ fn failed_phase(shape: Shape, note: String) -> PhaseResult {
         }],
         excess: Excess::default(),
         resource: Resource::default(),
+        split: Split::default(),
         notes: vec![note],
         fault_lines: Vec::new(),
         first_finding_s: Some(0.0),
@@ -307,7 +310,7 @@ fn phase_body(
     if let Some(finding) = converge(&shared) {
         shared.found(finding);
     }
-    let (violations, excess, resource) = check(&shared);
+    let (violations, excess, resource, split) = check(&shared);
     let ops = lock(&shared.ops).clone();
     let faults = lock(&shared.faults).clone();
     let stop_ms = elapsed.as_millis() as u64;
@@ -415,6 +418,7 @@ fn phase_body(
         findings,
         excess,
         resource,
+        split,
         notes,
         fault_lines: faults
             .iter()
@@ -441,7 +445,7 @@ fn shape_salt(shape: Shape) -> u64 {
 }
 
 /// The history's checkers over what was recorded so far, with the findings made live.
-fn check(shared: &Shared) -> (Vec<Violation>, Excess, Resource) {
+fn check(shared: &Shared) -> (Vec<Violation>, Excess, Resource, Split) {
     let ops: Vec<Op> = lock(&shared.ops).clone();
     let faults = lock(&shared.faults).clone();
     let roles = lock(&shared.roles).clone();
@@ -467,7 +471,7 @@ fn check(shared: &Shared) -> (Vec<Violation>, Excess, Resource) {
             ..violation
         });
     }
-    (violations, report.excess, report.resource)
+    (violations, report.excess, report.resource, report.split)
 }
 
 /// One line of a history: when, who, what, and how it ended.

@@ -60,12 +60,24 @@ pub struct Report {
     pub violations: Vec<Violation>,
     pub excess: Excess,
     pub resource: Resource,
+    pub split: Split,
+}
+
+/// Holders of one lock on two primaries at once (a split brain: each primary's timeline is
+/// whole, and the two overlap), measured, not judged: asynchronous replication allows it.
+#[derive(Debug, Default, Clone)]
+pub struct Split {
+    /// Pairs of conflicting holders, each on another node, whose proven holds overlapped.
+    pub pairs: usize,
+    /// The longest such overlap, in milliseconds.
+    pub longest_ms: i64,
 }
 
 pub fn run(input: &Input<'_>) -> Report {
     let mut violations = Vec::new();
     let epochs = Epochs::new(input.roles);
-    violations.extend(exclusion(input, &epochs));
+    let (exclusion, split) = exclusion(input, &epochs);
+    violations.extend(exclusion);
     violations.extend(fifo(input, &epochs));
     violations.extend(stranded(input));
     violations.extend(phantom(input));
@@ -77,6 +89,7 @@ pub fn run(input: &Input<'_>) -> Report {
         violations,
         excess,
         resource,
+        split,
     }
 }
 
@@ -165,8 +178,9 @@ struct Hold {
     ops: Vec<u64>,
 }
 
-fn exclusion(input: &Input<'_>, epochs: &Epochs<'_>) -> Vec<Violation> {
+fn exclusion(input: &Input<'_>, epochs: &Epochs<'_>) -> (Vec<Violation>, Split) {
     let mut found = Vec::new();
+    let mut split = Split::default();
     for def in input.locks {
         // The key's calls, by timeline, in the order the server ran them.
         let mut by_epoch: BTreeMap<(NodeId, i64), Vec<&Op>> = BTreeMap::new();
@@ -183,6 +197,7 @@ fn exclusion(input: &Input<'_>, epochs: &Epochs<'_>) -> Vec<Violation> {
                 by_epoch.entry(epoch).or_default().push(op);
             }
         }
+        let mut everywhere: Vec<(NodeId, Hold)> = Vec::new();
         for ((node, _), mut ops) in by_epoch {
             ops.sort_by_key(|op| op.hi.or(op.lo));
             let mut open: BTreeMap<Vec<u8>, Hold> = BTreeMap::new();
@@ -318,9 +333,26 @@ fn exclusion(input: &Input<'_>, epochs: &Epochs<'_>) -> Vec<Violation> {
                 }
             }
             found.extend(overlaps(def, &closed, node));
+            everywhere.extend(closed.into_iter().map(|hold| (node, hold)));
+        }
+        // Across nodes: the split brain's double holders.
+        for (i, (node_a, a)) in everywhere.iter().enumerate() {
+            for (node_b, b) in &everywhere[i + 1..] {
+                let overlap = a.end.min(b.end) - a.start.max(b.start);
+                let shared_lease = matches!(def.kind, Kind::Lease { limit, .. } if limit > 1);
+                if node_a != node_b
+                    && a.token != b.token
+                    && a.mode.excludes(b.mode)
+                    && overlap > 0
+                    && !shared_lease
+                {
+                    split.pairs += 1;
+                    split.longest_ms = split.longest_ms.max(overlap / 1000);
+                }
+            }
         }
     }
-    found
+    (found, split)
 }
 
 fn overlaps(def: &LockKeyDef, holds: &[Hold], node: NodeId) -> Vec<Violation> {

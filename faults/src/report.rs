@@ -166,6 +166,11 @@ pub fn figures(config: &Config, results: &[PhaseResult]) -> String {
             "    fenced resource: {} writes accepted, {} refused; {} made after the writer's lease was over, {} of them refused",
             result.resource.accepted, result.resource.refused, result.resource.stale, result.resource.stale_refused
         );
+        let _ = writeln!(
+            out,
+            "    split brain: {} pairs of lock holders on two primaries at once, the longest {} ms",
+            result.split.pairs, result.split.longest_ms
+        );
         for note in &result.notes {
             let _ = writeln!(out, "    {note}");
         }
