@@ -146,8 +146,9 @@ pub fn figures(config: &Config, results: &[PhaseResult]) -> String {
             .iter()
             .map(|(cause, n)| {
                 format!(
-                    "{cause}: {n} (at most {} in one window)",
-                    result.excess.worst.get(cause).copied().unwrap_or(0)
+                    "{cause}: {n} (at most {} in one window, {:.0}% of its quota)",
+                    result.excess.worst.get(cause).copied().unwrap_or(0),
+                    100.0 * result.excess.worst_share.get(cause).copied().unwrap_or(0.0)
                 )
             })
             .collect();
@@ -163,8 +164,14 @@ pub fn figures(config: &Config, results: &[PhaseResult]) -> String {
         );
         let _ = writeln!(
             out,
-            "    fenced resource: {} writes accepted, {} refused; {} made after the writer's lease was over, {} of them refused",
-            result.resource.accepted, result.resource.refused, result.resource.stale, result.resource.stale_refused
+            "    fenced resource: {} writes accepted, {} refused; {} made after the writer's lease was over, {} of them refused; \
+             {} successors with a smaller token than one minted ahead of its server's clock (the most {} ms short)",
+            result.resource.accepted,
+            result.resource.refused,
+            result.resource.stale,
+            result.resource.stale_refused,
+            result.resource.margin_inversions,
+            result.resource.widest_inversion_ms
         );
         let _ = writeln!(
             out,

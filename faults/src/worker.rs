@@ -544,7 +544,6 @@ impl Worker<'_> {
             std::thread::sleep(Duration::from_millis(30));
             return;
         };
-        self.check_step(&op, def.kind);
         let outcome = op.outcome.clone();
         let left = op.left;
         let (lo, hi) = (op.lo, op.hi);
@@ -650,7 +649,6 @@ impl Worker<'_> {
         let Some(op) = self.exec(node, What::Extend(extend.clone()), commands, 4, None) else {
             return;
         };
-        self.check_step(&op, def.kind);
         let reply = op.reply().cloned();
         let hi = op.hi.unwrap_or_else(wall_us);
         self.record(op);
@@ -697,7 +695,6 @@ impl Worker<'_> {
         let Some(op) = self.exec(node, What::Release(release), commands, 4, None) else {
             return;
         };
-        self.check_step(&op, def.kind);
         self.record(op);
         self.lose(index);
     }
@@ -788,25 +785,7 @@ impl Worker<'_> {
         };
         let commands = locks::step(&def.name, call);
         if let Some(op) = self.exec(node, what, commands, 4, None) {
-            self.check_step(&op, def.kind);
             self.record(op);
-        }
-    }
-
-    fn check_step(&self, op: &Op, kind: Kind) {
-        let (Some(lo), Some(hi), Some(reply)) = (op.lo, op.hi, op.reply()) else {
-            return;
-        };
-        if op.pre.is_empty() || !whole(lo, hi) {
-            return;
-        }
-        if let Err(message) = locks::check_step(&op.what, kind, lo, hi, &op.pre, reply) {
-            self.shared.found(crate::history::Violation {
-                checker: "model",
-                message,
-                ops: vec![op.id],
-                at_ms: op.done_ms,
-            });
         }
     }
 
