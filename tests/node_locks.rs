@@ -2,8 +2,9 @@
 //! the locks on every client library and protocol, a server without the module beside
 //! (locks.test.mjs); an acquire aborted at each of its moments, through a relay that holds the
 //! server's replies back (abort.test.mjs); processes killed while they wait or hold, and waiters
-//! parked through a failover (reliability.test.mjs); a three-node cluster (cluster.test.mjs); and
-//! the ReadWriteLock (rwlock.test.mjs). Each file must
+//! parked through a failover (reliability.test.mjs); a three-node cluster (cluster.test.mjs); the
+//! ReadWriteLock (rwlock.test.mjs); and the Redlock classes' quorum, whatever their options and
+//! whatever one server does (redlock.test.mjs). Each file must
 //! pass exactly its count of tests, and afterwards the servers' commandstats must show that no
 //! script ran and the Goblin commands did the work, and, on the cluster, no MOVED.
 
@@ -22,6 +23,10 @@ const RWLOCK_TESTS: u32 = 5 * 8 + 8;
 /// 5 moments of an abort for the three classes, and 5 for their Redlock twins, on each of the 8
 /// client libraries and protocols.
 const ABORT_TESTS: u32 = (5 + 5) * 8;
+
+/// On each of the 8 client libraries and protocols: no acquire without a quorum for each of the
+/// three Redlock classes (3), `waitOn` (1), and a refresh with a server paused and one gone (2).
+const REDLOCK_TESTS: u32 = (3 + 1 + 2) * 8;
 
 /// Process deaths for a mutex and a semaphore (4), and a failover on each library (8).
 const RELIABILITY_TESTS: u32 = 4 + 8;
@@ -100,6 +105,25 @@ on_every_server! {
         );
         let (calls, _) = summed_stats(&[&server, &others[0], &others[1], &others[2]]);
         node::assert_no_scripts(&label, &calls, &["goblin.lock", "goblin.block", "goblin.cad", "goblin.zwindow", "goblin.bzwindow"]);
+    }
+}
+
+on_every_server! {
+    /// redlock.test.mjs on three servers (the first with its replica, which checks what the
+    /// classes wrote there); the test pauses the third (SIGSTOP, then SIGCONT) and cuts it off
+    /// through a relay of its own.
+    fn node_redlock_tests(flavor: Flavor) {
+        let first = Server::start(flavor);
+        let others: Vec<Server> = (0..2).map(|_| Server::builder(flavor).without_replica().start()).collect();
+        let label = format!("{} (redlock.test.mjs)", flavor.label());
+        node::run_tests(
+            &label,
+            "test/redlock.test.mjs",
+            &[("GOBLIN_TEST_SERVERS", format!("{},{}", node::address(&first), node::addresses(&others)))],
+            REDLOCK_TESTS,
+        );
+        let (calls, _) = summed_stats(&[&first, &others[0], &others[1]]);
+        node::assert_no_scripts(&label, &calls, &LOCK_COMMANDS);
     }
 }
 

@@ -7,7 +7,10 @@
 //!   process as the suite is normally run, five times in a row, through
 //!   node/test/suites/redis-semaphore.cjs (its `../../src/` classes and errors are goblin-redis's),
 //!   on three servers, less the tests that need its docker-compose failover scripts
-//!   (`[Node shutdown]`) and those that run on ioredis-mock, which has no module. Its
+//!   (`[Node shutdown]`) and those that run on ioredis-mock, which has no module. The
+//!   `[Node shutdown]` tests run apart, five times in a row on each server, its `test/shell.ts`
+//!   replaced by node/test/suites/redis-semaphore-shell.cjs, which stops (SIGTERM) and starts
+//!   servers of its own in place of its docker compose ones. Its
 //!   MultiSemaphore tests read its permits' member names (`<id>_0`, `<id>_1`), which
 //!   goblin-redis asks of the module (`PERMITS n SEPARATOR _`);
 //! - rate-limiter-flexible at its newest tag in its repository (GOBLIN_RLF_DIR; v11.1.0: npm's
@@ -183,6 +186,103 @@ fn redis_semaphore_suite() {
                 "goblin.cad",
             ],
         );
+    }
+    for (label, got, want) in &outcomes {
+        eprintln!(
+            "{label}: passed {}, failed {}, pending {} (expected {} passed)",
+            got.0, got.1, got.2, want.0
+        );
+    }
+    let wrong: Vec<_> = outcomes
+        .iter()
+        .filter(|(_, got, want)| got != want)
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:?}");
+}
+
+/// redis-semaphore's `[Node shutdown]` tests: 3 of single-server locks (their server stopped and
+/// started again under a held lock) and 2 of each Redlock class (one server of three stopped in
+/// turn while a quorum holds, and two stopped).
+const RSEM_SHUTDOWN_PASSES: u64 = 3 + 3 * 2;
+
+/// How many times in a row the `[Node shutdown]` tests run on each server.
+const RSEM_SHUTDOWN_RUNS: usize = 5;
+
+/// The servers node/test/suites/redis-semaphore-shell.cjs runs, by the pids it lists as running:
+/// each stopped when the run ends, pass or fail (the shell stops its own at exit; this is for a
+/// run killed before it could), and only while that pid is still a process of `binary`.
+struct StartedBy {
+    pids: PathBuf,
+    binary: PathBuf,
+}
+
+impl Drop for StartedBy {
+    fn drop(&mut self) {
+        let binary = self.binary.to_string_lossy().into_owned();
+        let pids = std::fs::read_to_string(&self.pids).unwrap_or_default();
+        for pid in pids.lines().map(str::trim).filter(|pid| !pid.is_empty()) {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).starts_with(&binary) {
+                let _ = Command::new("kill")
+                    .args(["-KILL", pid])
+                    .stderr(std::process::Stdio::null())
+                    .status();
+            }
+        }
+    }
+}
+
+/// redis-semaphore's `[Node shutdown]` tests, which stop and start its servers with docker
+/// compose: node/test/suites/redis-semaphore-shell.cjs stands in for its `test/shell.ts`, with
+/// three servers of the flavor, the module loaded, that it starts itself on free ports (SIGTERM
+/// to stop one, as `docker compose stop`; started again empty), `RSEM_SHUTDOWN_RUNS` times in a
+/// row on each server; every count is printed before any is asserted.
+#[test]
+#[ignore = "needs a checkout of redis-semaphore 5.7.0 in GOBLIN_RSEM_DIR"]
+fn redis_semaphore_shutdown_suite() {
+    let dir = checkout("GOBLIN_RSEM_DIR");
+    let register = node::text(&node::package_dir().join("test/suites/redis-semaphore.cjs"));
+    let shell = node::text(&node::package_dir().join("test/suites/redis-semaphore-shell.cjs"));
+    let mut outcomes = Vec::new();
+    for &flavor in Flavor::ALL {
+        for run in 1..=RSEM_SHUTDOWN_RUNS {
+            let label = format!(
+                "{} (redis-semaphore 5.7.0, [Node shutdown], run {run} of {RSEM_SHUTDOWN_RUNS})",
+                flavor.label()
+            );
+            let scratch = TempDir::new("rsem-shell");
+            let started = StartedBy {
+                pids: scratch.0.join("pids"),
+                binary: flavor.binary(),
+            };
+            let env: Vec<(&str, String)> = vec![
+                ("GOBLIN_RSEM_DIR", node::text(&dir)),
+                ("GOBLIN_RSEM_SERVER", node::text(&started.binary)),
+                ("GOBLIN_MODULE", node::text(&module_path())),
+                ("GOBLIN_RSEM_SCRATCH", node::text(&scratch.0)),
+                ("GOBLIN_RSEM_PIDS", node::text(&started.pids)),
+            ];
+            let mut args = vec![
+                "--require",
+                &register,
+                "--require",
+                &shell,
+                "test/init.test.ts",
+            ];
+            let files: Vec<String> = RSEM_FILES
+                .iter()
+                .map(|(file, _)| format!("test/src/{file}.test.ts"))
+                .collect();
+            args.extend(files.iter().map(String::as_str));
+            args.extend(["--grep", r"\[Node shutdown\]"]);
+            let counts = mocha(&label, &dir, &args, &env);
+            drop(started);
+            outcomes.push((
+                label,
+                (counts["passes"], counts["failures"], counts["pending"]),
+                (RSEM_SHUTDOWN_PASSES, 0, 0),
+            ));
+        }
     }
     for (label, got, want) in &outcomes {
         eprintln!(

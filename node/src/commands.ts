@@ -612,3 +612,19 @@ export function checkModuleList(reply: unknown): void {
     throw tooOld(version)
   }
 }
+
+// ------------------------------------------------------------------------ the server's identity
+/**
+ * `INFO server`'s `run_id`: the server process's identity (random at each start), which tells
+ * whether two connections reach the same server. No key: on a cluster, some node's.
+ */
+export const serverRunId: Command<string> = command(['INFO', 'server'], [], runIdIn, true)
+
+/** The `run_id` of an `INFO server` reply (a string, or a verbatim string object in RESP3). */
+export function runIdIn(reply: unknown): string {
+  const match = /^run_id:([0-9a-f]+)\s*$/m.exec(text(reply))
+  if (match?.[1] === undefined) {
+    throw new TypeError('INFO server names no run_id')
+  }
+  return match[1]
+}

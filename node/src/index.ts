@@ -19,4 +19,4 @@ export { type LockLostCallback, type LockOptions, type TimeoutOptions, Lock, def
 export { Mutex, Semaphore, MultiSemaphore } from './mutex.js'
 export { type ReadWriteSide, ReadWriteLock } from './rwlock.js'
 export { type RateLimiterGoblinOptions, RateLimiterGoblin, RateLimiterGoblinUnion } from './rate-limiter-flexible.js'
-export { RedlockMutex, RedlockSemaphore, RedlockMultiSemaphore } from './redlock.js'
+export { type RedlockOptions, RedlockMutex, RedlockSemaphore, RedlockMultiSemaphore } from './redlock.js'

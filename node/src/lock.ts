@@ -49,6 +49,7 @@ export interface LockOptions extends TimeoutOptions {
   /**
    * A client for the waits instead of a connection of the package's own: every wait of this
    * lock is sent there, and holds that connection while it waits (give each waiter its own).
+   * The Redlock classes take one per server instead (`RedlockOptions`).
    */
   waitOn?: RedisClient
 }

@@ -5,7 +5,7 @@
  *
  * | operation | command |
  * |---|---|
- * | `consume` | `GOBLIN.FWINDOW key duration BY points [LIMIT points BLOCK blockDuration]` (the limit `blockOnConsumed - 1` where it is set) |
+ * | `consume` | `GOBLIN.FWINDOW key duration [BY points] [LIMIT points BLOCK blockDuration]` (`BY` for points other than 1; the limit and block only with `blockDuration`, the limit `blockOnConsumed - 1` where it is set) |
  * | `penalty`, `reward` | `GOBLIN.FWINDOW key duration BY ±points` |
  * | `get` | `GOBLIN.FWSTATS key` |
  * | `set`, `block` | `SET key points [PX duration]` |

@@ -84,6 +84,18 @@ async function settled(client) {
 
 const rejectedWith = (reason) => (error) => error === reason
 
+/** Resolves once the server no longer lists the relay's connection of `link` (CLIENT LIST's addr). */
+async function untilDropped(raw, link) {
+  const addr = ` addr=127.0.0.1:${link.upstreamPort} `
+  for (let i = 0; (await raw.client('LIST')).includes(addr); i++) {
+    // Not a deadline of the test: a guard that names what never came instead of hanging.
+    if (i > 2000) {
+      throw new Error(`the server still lists the closed connection${addr}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
 for (const library of libraries()) {
   describe(`an aborted acquire on ${library.name}`, () => {
     let relayed
@@ -203,8 +215,14 @@ for (const library of libraries()) {
           controller.abort(reason)
           relayed.release()
           await assert.rejects(acquiring, rejectedWith(reason))
-          await settled(limited)
+          // The abort closes the waiter's connection: once the relay has seen it closed, it has
+          // seen every byte that connection will ever send; and once the server has dropped it,
+          // it has carried out every command it got there.
+          await relayed.until(() => link.closed, `${kind.name}'s waiter connection closed`)
           assert.equal(sentCount(link, kind.wait), 1, `${kind.name}: a slice was sent after the abort`)
+          const waits = relayed.links.slice(since).reduce((n, one) => n + sentCount(one, kind.wait), 0)
+          assert.equal(waits, 1, `${kind.name}: a slice was sent on another connection after the abort`)
+          await untilDropped(raw, link)
           assert.equal(await goblinWaiting(raw), base)
           await holder.release()
           await settled(limited)

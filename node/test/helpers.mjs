@@ -191,6 +191,8 @@ export function freshKey(tag) {
  * back for it. `hold(predicate)` holds every link the predicate picks (read afresh as each reply
  * comes) until `release()`, which delivers what was held in order. A client closing its side
  * closes the server's, after what it sent (and drops what was held for it); and the other way.
+ * `cut()` makes the server gone for the clients, as a killed one is: every link is closed and
+ * no connection is accepted, until `restore()`.
  */
 export async function relay(target) {
   const events = new EventEmitter()
@@ -200,6 +202,10 @@ export async function relay(target) {
     const upstream = net.connect(target.port, target.host)
     const link = { sent: '', held: [], closed: false, holding: false, deliver: (chunks) => chunks.forEach((chunk) => socket.write(chunk)) }
     links.push(link)
+    // The server knows this link by the relay's end of it: CLIENT LIST's addr=127.0.0.1:<upstreamPort>.
+    upstream.on('connect', () => {
+      link.upstreamPort = upstream.localPort
+    })
     const changed = () => events.emit('change')
     socket.on('data', (chunk) => {
       link.sent += chunk.toString('latin1')
@@ -224,15 +230,29 @@ export async function relay(target) {
       upstream.destroy()
       changed()
     }
+    link.cut = close
     for (const end of [socket, upstream]) {
       end.on('close', close)
       end.on('error', close)
     }
   })
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = server.address().port
   return {
-    address: { host: '127.0.0.1', port: server.address().port },
+    address: { host: '127.0.0.1', port },
     links,
+    /** Closes every link and accepts none (a connection is refused) until `restore()`. */
+    async cut() {
+      const closed = new Promise((resolve) => server.close(resolve))
+      for (const link of links) {
+        link.cut()
+      }
+      await closed
+    },
+    /** Accepts connections again, on the same port. */
+    async restore() {
+      await new Promise((resolve) => server.listen(port, '127.0.0.1', resolve))
+    },
     /** Holds the replies of every link `predicate(link)` picks, from now until `release()`. */
     hold(predicate) {
       holding = predicate

@@ -5,7 +5,7 @@ import Redis6, { Cluster as Cluster6 } from 'ioredis6'
 import * as redis4 from 'redis4'
 import * as redis5 from 'redis5'
 import * as redis6 from 'redis6'
-import { Mutex, type RedisClient } from '../src/index.js'
+import { Mutex, RedlockMutex, type RedisClient } from '../src/index.js'
 import { RateLimiterGoblin } from '../src/rate-limiter-flexible.js'
 import { GoblinStore } from '../src/express.js'
 import { GoblinThrottlerStorage } from '../src/nest.js'
@@ -28,4 +28,9 @@ export const uses = [
   new RateLimiterGoblin({ storeClient: redis5.createClient(), points: 1, duration: 1 }),
   new GoblinStore({ client: new Cluster6([]) }),
   new GoblinThrottlerStorage(redis6.createCluster({ rootNodes: [] })),
+  // The Redlock classes wait on one connection per server, in the order of their clients.
+  new RedlockMutex([new Redis5(), redis5.createClient()], 'key', { waitOn: [new Redis6(), redis6.createClient()] }),
 ]
+
+// @ts-expect-error -- one connection cannot wait on every server of a Redlock lock
+export const oneWaitOn = new RedlockMutex([new Redis5(), new Redis5()], 'key', { waitOn: new Redis5() })
