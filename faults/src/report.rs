@@ -35,7 +35,13 @@ pub fn replay_command(config: &Config, phase: &str, by_ms: u64) -> String {
     }
     if let Some(kinds) = &config.kinds {
         let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
-        let _ = write!(args, " --faults {}", names.join(","));
+        // A campaign without a nemesis replays as one: an empty list is no argument at all.
+        let list = if names.is_empty() {
+            "none".to_string()
+        } else {
+            names.join(",")
+        };
+        let _ = write!(args, " --faults {list}");
     }
     if config.no_namespaces {
         args.push_str(" --no-namespaces");
