@@ -231,38 +231,51 @@ pub enum FaultKind {
     Delete,
     Expire,
     Rename,
+    // The last: NAMED counts the kinds by it.
     Flush,
 }
 
+/// Every kind in the enum's order, with its printed name (`--faults` takes these names).
+const NAMED: [(FaultKind, &str); 25] = [
+    (FaultKind::KillAsGranted, "kill-as-granted"),
+    (FaultKind::CloseWaiter, "close-waiter"),
+    (FaultKind::CloseMidCall, "close-mid-call"),
+    (FaultKind::CloseInMulti, "close-in-multi"),
+    (FaultKind::ClientKill, "client-kill"),
+    (FaultKind::ClientUnblock, "client-unblock"),
+    (FaultKind::ClientPause, "client-pause"),
+    (FaultKind::SleepRelease, "sleep-release-close"),
+    (FaultKind::Freeze, "sigstop"),
+    (FaultKind::KillRestartAof, "kill9-aof"),
+    (FaultKind::KillRestartRdb, "kill9-rdb"),
+    (FaultKind::DebugSleep, "debug-sleep"),
+    (FaultKind::ModuleUnload, "module-unload"),
+    (FaultKind::OutOfMemory, "oom"),
+    (FaultKind::SentinelFailover, "sentinel-failover"),
+    (FaultKind::ClusterFailover, "cluster-failover"),
+    (FaultKind::SlotMigration, "slot-migration"),
+    (FaultKind::AtomicSlotMigration, "atomic-slot-migration"),
+    (FaultKind::Partition, "partition"),
+    (FaultKind::Delay, "delay"),
+    (FaultKind::ForeignType, "foreign-type"),
+    (FaultKind::Delete, "del"),
+    (FaultKind::Expire, "pexpire"),
+    (FaultKind::Rename, "rename"),
+    (FaultKind::Flush, "flushall"),
+];
+
 impl FaultKind {
     pub fn name(self) -> &'static str {
-        match self {
-            FaultKind::KillAsGranted => "kill-as-granted",
-            FaultKind::CloseWaiter => "close-waiter",
-            FaultKind::CloseMidCall => "close-mid-call",
-            FaultKind::CloseInMulti => "close-in-multi",
-            FaultKind::ClientKill => "client-kill",
-            FaultKind::ClientUnblock => "client-unblock",
-            FaultKind::ClientPause => "client-pause",
-            FaultKind::SleepRelease => "sleep-release-close",
-            FaultKind::Freeze => "sigstop",
-            FaultKind::KillRestartAof => "kill9-aof",
-            FaultKind::KillRestartRdb => "kill9-rdb",
-            FaultKind::DebugSleep => "debug-sleep",
-            FaultKind::ModuleUnload => "module-unload",
-            FaultKind::OutOfMemory => "oom",
-            FaultKind::SentinelFailover => "sentinel-failover",
-            FaultKind::ClusterFailover => "cluster-failover",
-            FaultKind::SlotMigration => "slot-migration",
-            FaultKind::AtomicSlotMigration => "atomic-slot-migration",
-            FaultKind::Partition => "partition",
-            FaultKind::Delay => "delay",
-            FaultKind::ForeignType => "foreign-type",
-            FaultKind::Delete => "del",
-            FaultKind::Expire => "pexpire",
-            FaultKind::Rename => "rename",
-            FaultKind::Flush => "flushall",
-        }
+        // NAMED is in the enum's order (the test below proves it).
+        NAMED[self as usize].1
+    }
+
+    /// A kind by its printed name.
+    pub fn named(name: &str) -> Option<FaultKind> {
+        NAMED
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(kind, _)| *kind)
     }
 
     /// Whether it may lose or rewrite what the servers hold (a failover, a restart, a
@@ -324,4 +337,22 @@ pub struct Violation {
     pub ops: Vec<u64>,
     /// The elapsed millisecond by which it showed (the history's prefix that holds it).
     pub at_ms: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_named_once_in_the_enums_order() {
+        assert_eq!(
+            NAMED.len(),
+            FaultKind::Flush as usize + 1,
+            "Flush is the last kind"
+        );
+        for (at, (kind, name)) in NAMED.iter().enumerate() {
+            assert_eq!(*kind as usize, at, "{name} out of order");
+            assert_eq!(FaultKind::named(name), Some(*kind));
+        }
+    }
 }

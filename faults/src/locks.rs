@@ -520,68 +520,48 @@ mod tests {
         ]
     }
 
+    /// Whether the step is a finding: `what`, over 10 µs, on a key that read `before`.
+    fn found(what: &What, before: &[Reply], reply: &Reply) -> bool {
+        let def = catalog("x")[0].clone();
+        let now = 1_700_000_000_000_000;
+        check_step(what, def.kind, now, now + 10, before, reply).is_err()
+    }
+
+    fn free() -> Vec<Reply> {
+        vec![Reply::Nil, Reply::Array(vec![]), Reply::Int(-2)]
+    }
+
     #[test]
     fn an_extend_by_another_token_must_answer_0() {
-        let def = catalog("x")[0].clone();
         let extend = What::Extend(Extend {
-            key: def.name.clone(),
+            key: catalog("x")[0].name.clone(),
             token: b"b".to_vec(),
             mode: Mode::Lock,
             ms: 100,
             replace: false,
             fence: false,
         });
-        let now = 1_700_000_000_000_000;
-        assert!(check_step(
-            &extend,
-            def.kind,
-            now,
-            now + 10,
-            &token("a", 5000),
-            &Reply::Int(1)
-        )
-        .is_err());
-        assert_eq!(
-            check_step(
-                &extend,
-                def.kind,
-                now,
-                now + 10,
-                &token("a", 5000),
-                &Reply::Int(0)
-            ),
-            Ok(())
-        );
-        assert_eq!(
-            check_step(
-                &extend,
-                def.kind,
-                now,
-                now + 10,
-                &token("b", 5000),
-                &Reply::Int(1)
-            ),
-            Ok(())
-        );
-        // Too close to its end to tell.
-        assert_eq!(
-            check_step(
-                &extend,
-                def.kind,
-                now,
-                now + 10,
-                &token("b", 1),
-                &Reply::Int(0)
-            ),
-            Ok(())
-        );
+        // (the key held by, for ms; the reply; a finding)
+        let steps = [
+            (("a", 5000), Reply::Int(1), true),
+            (("a", 5000), Reply::Int(0), false),
+            (("b", 5000), Reply::Int(1), false),
+            // Too close to its end to tell.
+            (("b", 1), Reply::Int(0), false),
+        ];
+        for ((holder, pttl), reply, finding) in steps {
+            assert_eq!(
+                found(&extend, &token(holder, pttl), &reply),
+                finding,
+                "held by {holder} for {pttl} ms, answered {reply:?}"
+            );
+        }
     }
 
     #[test]
     fn a_lock_granted_while_held_is_a_finding() {
-        let def = catalog("x")[0].clone();
         let lock = What::Acquire(Acquire {
-            key: def.name.clone(),
+            key: catalog("x")[0].name.clone(),
             token: b"b".to_vec(),
             mode: Mode::Lock,
             ms: 100,
@@ -590,37 +570,22 @@ mod tests {
             renewal: false,
             switch: false,
         });
-        let now = 1_700_000_000_000_000;
         let ok = Reply::Status("OK".into());
-        assert!(check_step(&lock, def.kind, now, now + 10, &token("a", 5000), &ok).is_err());
-        assert_eq!(
-            check_step(
-                &lock,
-                def.kind,
-                now,
-                now + 10,
-                &token("a", 5000),
-                &Reply::Nil
-            ),
-            Ok(())
-        );
-        let free = vec![Reply::Nil, Reply::Array(vec![]), Reply::Int(-2)];
-        assert_eq!(
-            check_step(&lock, def.kind, now, now + 10, &free, &ok),
-            Ok(())
-        );
-        assert_eq!(
-            check_step(&lock, def.kind, now, now + 10, &free, &Reply::Nil),
-            Ok(())
-        );
-        assert!(check_step(
-            &lock,
-            def.kind,
-            now,
-            now + 10,
-            &token("b", 5000),
-            &Reply::Nil
-        )
-        .is_err());
+        // (the key before; the reply; a finding)
+        let steps = [
+            (token("a", 5000), ok.clone(), true),
+            (token("a", 5000), Reply::Nil, false),
+            (free(), ok, false),
+            (free(), Reply::Nil, false),
+            // Its own holder asking again must be let in: a refusal is a finding.
+            (token("b", 5000), Reply::Nil, true),
+        ];
+        for (before, reply, finding) in steps {
+            assert_eq!(
+                found(&lock, &before, &reply),
+                finding,
+                "{before:?}, answered {reply:?}"
+            );
+        }
     }
 }

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use goblin_faults::campaign::{self, Config};
+use goblin_faults::history::FaultKind;
 use goblin_faults::report;
 use goblin_faults::topology::Shape;
 use goblin_testkit::Flavor;
@@ -82,7 +83,7 @@ fn main() -> ExitCode {
                 };
                 let mut chosen = Vec::new();
                 for name in list.split(',').filter(|name| *name != "none") {
-                    match report::kind_named(name.trim()) {
+                    match FaultKind::named(name.trim()) {
                         Some(kind) => chosen.push(kind),
                         None => return usage(&format!("no fault kind {name:?}")),
                     }

@@ -8,7 +8,6 @@ use std::fmt::Write;
 
 use crate::campaign::{Config, PhaseResult};
 use crate::checks::STATEMENTS;
-use crate::history::FaultKind;
 
 /// The command that replays a finding: the same server, module, seed and length, the phase it
 /// was found in, stopped just after it showed.
@@ -190,38 +189,4 @@ pub fn figures(config: &Config, results: &[PhaseResult]) -> String {
     }
     let _ = config;
     out
-}
-
-/// A fault kind by its printed name.
-pub fn kind_named(name: &str) -> Option<FaultKind> {
-    use FaultKind::*;
-    [
-        KillAsGranted,
-        CloseWaiter,
-        CloseMidCall,
-        CloseInMulti,
-        ClientKill,
-        ClientUnblock,
-        ClientPause,
-        SleepRelease,
-        Freeze,
-        KillRestartAof,
-        KillRestartRdb,
-        DebugSleep,
-        ModuleUnload,
-        OutOfMemory,
-        SentinelFailover,
-        ClusterFailover,
-        SlotMigration,
-        AtomicSlotMigration,
-        Partition,
-        Delay,
-        ForeignType,
-        Delete,
-        Expire,
-        Rename,
-        Flush,
-    ]
-    .into_iter()
-    .find(|kind| kind.name() == name)
 }
