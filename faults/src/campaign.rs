@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use goblin_testkit::{Family, Flavor, TempDir};
 
 use crate::checks::{self, Excess, Input, Resource, Split};
-use crate::history::{FaultKind, Op, Violation};
+use crate::history::{Fault, FaultKind, Op, Violation};
 use crate::nemesis::{Arsenal, Nemesis};
 use crate::net::{self, Host, Net};
 use crate::procs;
@@ -320,17 +320,7 @@ fn phase_body(
             let (by_ms, shown, shown_faults) = checks::prefix(&ops, &faults, &violation);
             let mut prefix: Vec<String> = shown_faults
                 .iter()
-                .map(|f| {
-                    (
-                        f.at_ms,
-                        format!(
-                            "{:>8.3}s  fault {}: {}",
-                            f.at_ms as f64 / 1000.0,
-                            f.kind.name(),
-                            f.detail
-                        ),
-                    )
-                })
+                .map(|f| (f.at_ms, describe_fault(f)))
                 .chain(shown.iter().map(|op| (op.at_ms, describe(op))))
                 .collect::<Vec<_>>()
                 .into_iter()
@@ -359,17 +349,7 @@ fn phase_body(
     // The whole history, for a reader who wants more than the prefix.
     if let Some(dir) = std::env::var_os("FAULTS_DUMP") {
         let mut lines: Vec<(u64, String)> = ops.iter().map(|op| (op.at_ms, describe(op))).collect();
-        lines.extend(faults.iter().map(|f| {
-            (
-                f.at_ms,
-                format!(
-                    "{:>8.3}s  fault {}: {}",
-                    f.at_ms as f64 / 1000.0,
-                    f.kind.name(),
-                    f.detail
-                ),
-            )
-        }));
+        lines.extend(faults.iter().map(|f| (f.at_ms, describe_fault(f))));
         lines.sort_by_key(|(at, _)| *at);
         let text: Vec<String> = lines.into_iter().map(|(_, line)| line).collect();
         let path = std::path::Path::new(&dir).join(format!(
@@ -475,6 +455,16 @@ fn check(shared: &Shared) -> (Vec<Violation>, Excess, Resource, Split) {
 }
 
 /// One line of a history: when, who, what, and how it ended.
+/// A fault as a line of the history, beside its calls (`describe`).
+fn describe_fault(fault: &Fault) -> String {
+    format!(
+        "{:>8.3}s  fault {}: {}",
+        fault.at_ms as f64 / 1000.0,
+        fault.kind.name(),
+        fault.detail
+    )
+}
+
 pub fn describe(op: &Op) -> String {
     let who = match op.actor {
         crate::history::Actor::Worker(n) => format!("worker {n}"),

@@ -314,6 +314,32 @@ impl<'a> Nemesis<'a> {
         pairs.into_iter().nth(pick)
     }
 
+    /// A holder's release the nemesis sent while a waiter left: the hold is over in the
+    /// registry, the call goes into the history (over `span`, the clock read around it), and the
+    /// key is probed twice for a lease left in the departed waiter's name.
+    fn released(
+        &self,
+        hold: &Holding,
+        release: Release,
+        command: Command,
+        span: (Option<i64>, Option<i64>),
+        outcome: Outcome,
+    ) {
+        lock(&self.shared.registry)
+            .holds
+            .retain(|h| !(h.key == hold.key && h.token == hold.token));
+        let (lo, hi) = span;
+        self.record(
+            Some(hold.node),
+            What::Release(release),
+            command,
+            lo,
+            hi,
+            outcome,
+        );
+        self.probe_twice(hold.node, &hold.key);
+    }
+
     fn release_of(hold: &Holding) -> (Release, Command) {
         let release = Release {
             key: hold.key.clone(),
@@ -506,22 +532,15 @@ impl<'a> Nemesis<'a> {
             .and_then(|e| e.items())
             .and_then(|items| items.first())
             .cloned();
-        lock(&self.shared.registry)
-            .holds
-            .retain(|h| !(h.key == hold.key && h.token == hold.token));
         let outcome = match released {
             Some(reply) => Outcome::Answered(reply),
             None => Outcome::Unknown(format!("EXEC gave {exec:?}")),
         };
-        self.record(
-            Some(node),
-            What::Release(release),
-            release_command,
+        let span = (
             replies.first().and_then(time_us),
             replies.get(5).and_then(time_us),
-            outcome,
         );
-        self.probe_twice(node, &hold.key);
+        self.released(&hold, release, release_command, span, outcome);
         Some((
             Some(node),
             Some(Vec::new()),
@@ -555,22 +574,12 @@ impl<'a> Nemesis<'a> {
             Ok(r) => r,
             Err(b) => b.replies,
         };
-        lock(&self.shared.registry)
-            .holds
-            .retain(|h| !(h.key == hold.key && h.token == hold.token));
         let outcome = match replies.first() {
             Some(reply) => Outcome::Answered(reply.clone()),
             None => Outcome::Unknown("no reply".into()),
         };
-        self.record(
-            Some(node),
-            What::Release(release),
-            release_command,
-            Some(lo),
-            replies.get(1).and_then(time_us),
-            outcome,
-        );
-        self.probe_twice(node, &hold.key);
+        let span = (Some(lo), replies.get(1).and_then(time_us));
+        self.released(&hold, release, release_command, span, outcome);
         Some((
             Some(node),
             Some(Vec::new()),
