@@ -187,17 +187,7 @@ fn redis_semaphore_suite() {
             ],
         );
     }
-    for (label, got, want) in &outcomes {
-        eprintln!(
-            "{label}: passed {}, failed {}, pending {} (expected {} passed)",
-            got.0, got.1, got.2, want.0
-        );
-    }
-    let wrong: Vec<_> = outcomes
-        .iter()
-        .filter(|(_, got, want)| got != want)
-        .collect();
-    assert!(wrong.is_empty(), "{wrong:?}");
+    assert_outcomes(&outcomes);
 }
 
 /// redis-semaphore's `[Node shutdown]` tests: 3 of single-server locks (their server stopped and
@@ -284,17 +274,7 @@ fn redis_semaphore_shutdown_suite() {
             ));
         }
     }
-    for (label, got, want) in &outcomes {
-        eprintln!(
-            "{label}: passed {}, failed {}, pending {} (expected {} passed)",
-            got.0, got.1, got.2, want.0
-        );
-    }
-    let wrong: Vec<_> = outcomes
-        .iter()
-        .filter(|(_, got, want)| got != want)
-        .collect();
-    assert!(wrong.is_empty(), "{wrong:?}");
+    assert_outcomes(&outcomes);
 }
 
 /// rate-limiter-flexible's RateLimiterRedis tests: 47 in each file, less the 2 in each that pass
@@ -338,4 +318,23 @@ fn rate_limiter_flexible_suite() {
         let (calls, _) = summed_stats(&[&server]);
         node::assert_no_scripts(&label, &calls, &["goblin.fwindow", "goblin.fwstats"]);
     }
+}
+
+/// A mocha run's counts: passed, failed, pending.
+type Counts = (u64, u64, u64);
+
+/// Each run's mocha counts (passed, failed, pending) printed, then every run held to its expected
+/// counts: the runs that missed them, named.
+fn assert_outcomes(outcomes: &[(String, Counts, Counts)]) {
+    for (label, got, want) in outcomes {
+        eprintln!(
+            "{label}: passed {}, failed {}, pending {} (expected {} passed)",
+            got.0, got.1, got.2, want.0
+        );
+    }
+    let wrong: Vec<_> = outcomes
+        .iter()
+        .filter(|(_, got, want)| got != want)
+        .collect();
+    assert!(wrong.is_empty(), "{wrong:?}");
 }
