@@ -8,6 +8,11 @@
 #                 RuboCop and rbs on the Ruby;
 #                 php -l, PHP_CodeSniffer and Intelephense on the PHP (php/, examples/php/, bench/php/)
 #   make fuzz     libFuzzer on the pure core, FUZZ_SECONDS per target (cargo-fuzz)
+#   make faults   the seeded fault campaign on real servers (faults/, docs/testing.md):
+#                 MODULE=path SERVERS=valkey91,redis70 SECONDS=300 SEED=7, each optional (the
+#                 release build, every server, 3 minutes each, a seed of the clock's); exits 1 on
+#                 any violation and prints how to replay it
+#   make faults-planted  the campaign on the test build with each planted defect: each caught
 #   make bench    the benchmark: bench/results/latest.md and latest.png, a parked waiter's memory
 #                 (bench/results/waiters.md), the memory per lock holder (bench/results/holders.md),
 #                 then make instructions
@@ -23,7 +28,7 @@ PORT ?= 6379
 MODULE := $(CURDIR)/target/release/libgoblin.so
 TEST_THREADS ?= 4
 
-.PHONY: all deps build test unit integration lint run bench bench-smoke fuzz clean floor instructions breakdown
+.PHONY: all deps build test unit integration lint run bench bench-smoke fuzz clean floor instructions breakdown faults faults-planted
 
 all: build
 
@@ -47,6 +52,30 @@ test: build
 bench-smoke: build
 	cargo run --release -p goblin-bench -- --smoke --out target/bench-smoke
 	cargo run --release -p goblin-bench --bin waiters -- --smoke --servers valkey91 --out target/bench-smoke/waiters.md
+
+# The fault campaign (faults/): per server one line `faults <server>: N operations, F faults,
+# V violations`, then each violation's checker, seed and replay command. FAULTS_ARGS passes more
+# (--phase, --until, --faults, --planted, --verbose: see faults/src/main.rs). The release build
+# is built first unless MODULE names another. Network partitions need root (ip netns).
+faults: deps
+	@if [ "$(MODULE)" = "$(CURDIR)/target/release/libgoblin.so" ]; then cargo build --release; fi
+	cargo run --release -p goblin-faults --bin faults -- --module $(MODULE) \
+		$(if $(SERVERS),--servers $(SERVERS)) $(if $(SECONDS),--seconds $(SECONDS)) \
+		$(if $(SEED),--seed $(SEED)) $(FAULTS_ARGS)
+
+# Each planted defect (core/src/planted.rs) on the test build, one campaign each without a
+# nemesis, stopped at its first finding: every one must be caught (exit 1 if one is not).
+PLANTED := last-come-first extend-ignores-owner window-admits-one-more forgets-waiter-on-timeout
+faults-planted: deps
+	cargo build --release --lib -p goblin --features "test-clock-offset planted-defects" --target-dir target/test-build
+	@for defect in $(PLANTED); do \
+		out=$$(cargo run -q --release -p goblin-faults --bin faults -- --module target/test-build/release/libgoblin.so \
+			--servers $(or $(SERVERS),redis82) --seconds 40 --seed $(or $(SEED),4600) --phase sentinel \
+			--faults none --stop-on-violation --planted $$defect); status=$$?; \
+		echo "$$out" | head -3; \
+		if [ $$status -eq 0 ]; then echo "faults-planted: $$defect was not caught"; exit 1; fi; \
+		echo "faults-planted: $$defect caught"; \
+	done
 
 # cargo fuzz needs nightly-only flags; RUSTC_BOOTSTRAP lets this stable toolchain take them.
 # New inputs go to fuzz/work/ (ignored); fuzz/corpus/ holds the committed seeds.
@@ -93,7 +122,7 @@ image-test:
 lint: deps
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	cargo clippy -p goblin --lib --features test-clock-offset -- -D warnings
+	cargo clippy -p goblin --lib --features "test-clock-offset planted-defects" -- -D warnings
 	cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 	cargo clippy --manifest-path fuzz/Cargo.toml -- -D warnings
 	cargo fmt --manifest-path bench/floor/Cargo.toml -- --check

@@ -15,6 +15,8 @@ pub mod grant;
 pub mod increx;
 pub mod mgcra;
 pub mod native;
+#[cfg(feature = "planted-defects")]
+pub mod planted;
 pub mod rwlock;
 pub mod swindow;
 pub mod waitlist;

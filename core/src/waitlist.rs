@@ -266,6 +266,10 @@ impl WaitLists {
         let ask = want.ask();
         if let Some(line) = self.lines.get_mut(&line) {
             match line.groups.iter_mut().find(|group| group.ask == ask) {
+                #[cfg(feature = "planted-defects")]
+                Some(group) if crate::planted::planted(crate::planted::Defect::LastComeFirst) => {
+                    group.waiters.push_front(id)
+                }
                 Some(group) => group.waiters.push_back(id),
                 None => line.groups.push(Group {
                     ask,
@@ -331,6 +335,16 @@ impl WaitLists {
         let waiter = self.waiters.remove(&id)?;
         if let Some(line) = self.lines.get_mut(&waiter.line) {
             match waiter.state {
+                #[cfg(feature = "planted-defects")]
+                State::Waiting
+                    if !revoke
+                        && crate::planted::planted(
+                            crate::planted::Defect::ForgetsWaiterOnTimeout,
+                        ) =>
+                {
+                    stand_down(line, id);
+                    forget_next(line, &waiter.want);
+                }
                 State::Waiting => stand_down(line, id),
                 State::Granted | State::OutOfMemory | State::Refused => line.served -= 1,
             }
@@ -431,6 +445,17 @@ impl WaitLists {
     pub fn lines(&self) -> usize {
         self.lines.len()
     }
+}
+
+/// The planted defect `ForgetsWaiterOnTimeout`: the next waiter who asks as `want` does is
+/// taken out of the line, unserved.
+#[cfg(feature = "planted-defects")]
+fn forget_next(line: &mut Line, want: &Want) {
+    let ask = want.ask();
+    if let Some(group) = line.groups.iter_mut().find(|group| group.ask == ask) {
+        group.waiters.pop_front();
+    }
+    line.groups.retain(|group| !group.waiters.is_empty());
 }
 
 /// Takes a waiting `id` out of its group (mostly the head: the line is served in order; a

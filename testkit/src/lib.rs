@@ -138,8 +138,10 @@ pub fn raise_open_files_limit() -> u64 {
 }
 
 /// The module's test build (`--features test-clock-offset`: the module argument
-/// `fence-clock-offset-ms`, which the module users load refuses), built once per test process
-/// into target/test-build (cargo finds it fresh at once when nothing changed).
+/// `fence-clock-offset-ms`, which the module users load refuses; and `planted-defects`, the
+/// defects the fault campaign must catch, each off unless the server's environment names it),
+/// built once per test process into target/test-build (cargo finds it fresh at once when
+/// nothing changed).
 pub fn test_build_path() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
@@ -148,7 +150,11 @@ pub fn test_build_path() -> PathBuf {
             let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
             let output = Command::new(cargo)
                 .args(["build", "--release", "--lib", "-p", "goblin"])
-                .args(["--features", "test-clock-offset", "--target-dir"])
+                .args([
+                    "--features",
+                    "test-clock-offset planted-defects",
+                    "--target-dir",
+                ])
                 .arg(&target)
                 .current_dir(repo_root())
                 .output()

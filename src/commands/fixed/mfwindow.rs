@@ -76,6 +76,15 @@ impl Command for GoblinMfwindow {
             counted_groups(&mut args, WINDOW_WORDS, NUMWINDOWS, |key, args| {
                 let window_ms = window_ms(args.next()?)?;
                 let limit = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
+                // The test build's planted defect `WindowAdmitsOneMore`: one over each limit.
+                #[cfg(feature = "planted-defects")]
+                let limit = if goblin_core::planted::planted(
+                    goblin_core::planted::Defect::WindowAdmitsOneMore,
+                ) {
+                    limit.saturating_add(1)
+                } else {
+                    limit
+                };
                 Ok(Group {
                     key,
                     window_ms,
