@@ -792,7 +792,7 @@ fn expect(family: &Family, keys: &[Seen], now_ms: i64, ttl_now: i64) -> Option<E
                     1,
                     view.with(stored),
                     After::Value {
-                        value: stored.text().into_bytes(),
+                        value: stored.text().as_bytes().to_vec(),
                         expires_at: Some(at),
                     },
                 ),
