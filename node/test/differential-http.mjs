@@ -5,7 +5,10 @@
 // GoblinThrottlerGuard with one throttler against the plain guard) on both adapters, and
 // @fastify/rate-limit (its RedisStore against goblinStore and fastifyRateLimit). Their statuses
 // and rate-limit headers are compared; a reset time or Retry-After may differ by the second a
-// window's end falls into (timing), as in differential.mjs.
+// window's end falls into (timing), as in differential.mjs. A request that meets a window's or a
+// block's end may find the key on either side of it in either app (timing): for NestJS, judged
+// on the server's clock from the keys themselves (`byServerClock`); for the others, on the test's
+// clock from the keys' PTTLs (`byLocalClock`).
 import http from 'node:http'
 import express from 'express'
 import { rateLimit } from 'express-rate-limit'
@@ -72,42 +75,170 @@ function compareResponses(a, b) {
   return timing ? ['timing', 'a reset a second apart'] : undefined
 }
 
+/** A text of the runs whose every request is written to stderr (GOBLIN_DIFF_TRACE), to read a difference. */
+const TRACE = process.env.GOBLIN_DIFF_TRACE
+
 /**
  * Sends `steps` requests (or pauses) to both apps: `send(side, request)` gives `{ status, body,
- * headers }`. A request that went out within TOLERANCE_MS of a window's end that `observe`
- * reports (the keys' PTTLs, read on the server) counts a difference as timing, and its key
- * drifts until that window is over.
+ * headers }`. `judge` decides what a request's outcome was: `before(request)` runs before it is
+ * sent, and `after(request, event)` (`event`: `{ before, started, finished, difference }`, the
+ * difference as `compareResponses` gives it) returns `{ records, note }`: the differences to
+ * tally, each `[kind, detail]`, and a line for the trace.
  */
-async function requests(tally, label, steps, r, choose, send, observe) {
-  const ends = []
-  let drifting = -Infinity
+async function requests(tally, label, steps, r, choose, send, judge) {
+  const tracing = TRACE !== undefined && label.includes(TRACE)
   for (let i = 0; i < steps; i++) {
     const request = choose(r)
     if (request.sleep !== undefined) {
+      if (tracing) {
+        console.error(`${label} #${i} sleep ${request.sleep}`)
+      }
       await sleep(request.sleep)
       continue
     }
+    const before = await judge.before(request)
     const started = performance.now()
     const [a, b] = await Promise.all([send(0, request), send(1, request)])
     const finished = performance.now()
     tally.calls += 2
     tally.saw(String(a.status))
-    const observing = performance.now()
-    for (const ms of await observe(request)) {
-      if (ms > 0) {
-        ends.push([observing + ms - (finished - started), performance.now() + ms])
-      }
-    }
     const difference = compareResponses(a, b)
-    if (difference === undefined) {
-      continue
+    const { records, note } = await judge.after(request, { before, started, finished, difference })
+    if (tracing) {
+      const answer = (x) => `${x.status} ${JSON.stringify(x.headers)}`
+      console.error(`${label} #${i} ${JSON.stringify(request)}: ${answer(a)} / ${answer(b)}: ${note}${records.map(([kind]) => ` -> ${kind}`).join('')}`)
     }
-    const near = ends.some(([earliest, latest]) => latest >= started - TOLERANCE_MS - (finished - started) && earliest <= finished + TOLERANCE_MS)
-    const timing = difference[0] === 'timing' || near || drifting >= started
-    if (near) {
-      drifting = Math.max(drifting, ...ends.map(([, latest]) => latest + TOLERANCE_MS), performance.now())
+    for (const [kind, detail] of records) {
+      tally.record(kind, `${label} #${i} ${request.path}: ${detail}`)
     }
-    tally.record(timing ? 'timing' : difference[0], `${label} #${i} ${request.path}: ${difference[1]}`)
+  }
+}
+
+/**
+ * Judged on the test's clock: a request that went out within TOLERANCE_MS of a window's end that
+ * `observe` reports (the keys' PTTLs, read on the server after the request) counts a difference
+ * as timing, and the keys drift until that window is over.
+ */
+function byLocalClock(observe) {
+  const ends = []
+  let drifting = -Infinity
+  return {
+    before: async () => undefined,
+    async after(request, { started, finished, difference }) {
+      const observing = performance.now()
+      for (const ms of await observe(request)) {
+        if (ms > 0) {
+          ends.push([observing + ms - (finished - started), performance.now() + ms])
+        }
+      }
+      if (difference === undefined) {
+        return { records: [], note: 'same' }
+      }
+      const near = ends.some(([earliest, latest]) => latest >= started - TOLERANCE_MS - (finished - started) && earliest <= finished + TOLERANCE_MS)
+      const timing = difference[0] === 'timing' || near || drifting >= started
+      if (near) {
+        drifting = Math.max(drifting, ...ends.map(([, latest]) => latest + TOLERANCE_MS), performance.now())
+      }
+      return { records: [[timing ? 'timing' : difference[0], difference[1]]], note: near ? 'near an end' : drifting >= started ? 'drifting' : '' }
+    },
+  }
+}
+
+/** The server's clock (TIME) in ms, from its reply. */
+const serverMs = ([seconds, micros]) => Number(seconds) * 1000 + Number(micros) / 1000
+
+/** An ioredis pipeline's replies, or its first error. */
+async function piped(observer, commands) {
+  return (await observer.pipeline(commands).exec()).map(([error, reply]) => {
+    if (error) {
+      throw error
+    }
+    return reply
+  })
+}
+
+/**
+ * Judged on the server's clock, from the keys themselves: for apps whose every key is found by
+ * its side's `pattern` (KEYS) and named, by `id(key)`, alike on both sides (`hits` or `blocked`
+ * of one tracker). Before each request and after it the test reads every key of both sides, its
+ * value and the instant it expires (PEXPIRETIME), between two reads of the server's clock (TIME):
+ * the apps' commands for the request ran between the first read before it and the last after it,
+ * the request's span on the server's clock. Then:
+ *
+ * - the request met an end if a key of either side expires within that span: the two apps'
+ *   calls may meet the server on either side of it (each app makes its calls when it gets to
+ *   them, some milliseconds apart, more under load), or in its very millisecond (where the
+ *   stores differ on purpose: docs/node.md's "A window's end");
+ * - the stores were apart if, before the request, a key of one side was missing on the other or
+ *   held another count: a request that met an end may leave them so, with alike answers (one
+ *   store's block ended before its app's call, and that call blocked anew; the other's had
+ *   not), and so may keys armed some milliseconds apart, one side's ended before the other's;
+ * - a difference is timing if the request met an end or the stores were apart (or if it is a
+ *   second of a header's rounding, as `compareResponses` says); any other is undocumented;
+ * - stores alike before a request that met no end must be alike after it (the same keys, the
+ *   same counts): else they parted where nothing explains it, which is undocumented even when
+ *   the answers were alike;
+ * - every key a request armed expires `durations[kind]` after an instant within its span, on
+ *   both sides: else it was armed for another time, which is undocumented.
+ */
+function byServerClock(observer, sides, durations) {
+  async function snapshot() {
+    const [time, ...found] = await piped(observer, [['time'], ...sides.map(({ pattern }) => ['keys', pattern])])
+    const reads = found.flatMap((keys) => keys.flatMap((key) => [['get', key], ['pexpiretime', key]]))
+    const replies = await piped(observer, [...reads, ['time']])
+    let at = 0
+    const keys = found.map((names, side) => {
+      const byId = new Map()
+      for (const key of names) {
+        const [value, expires] = [replies[at], replies[at + 1]]
+        at += 2
+        if (value !== null) {
+          byId.set(sides[side].id(key), { key, value, expires })
+        }
+      }
+      return byId
+    })
+    return { from: serverMs(time), to: serverMs(replies[replies.length - 1]), keys }
+  }
+  const ids = (state) => new Set([...state.keys[0].keys(), ...state.keys[1].keys()])
+  /** How the two sides' keys differ: a key one side lacks, or another count. */
+  const apart = (state) =>
+    [...ids(state)]
+      .filter((id) => state.keys[0].get(id)?.value !== state.keys[1].get(id)?.value)
+      .map((id) => `${id} ${state.keys[0].get(id)?.value ?? 'missing'} / ${state.keys[1].get(id)?.value ?? 'missing'}`)
+  const describe = (state) =>
+    state.keys
+      .map((byId) => [...byId].map(([id, { value, expires }]) => `${id.slice(-14)}=${value} ending in ${Math.round(expires - state.from)}`).join(', ') || 'none')
+      .join(' / ')
+  return {
+    before: snapshot,
+    async after(request, { before, difference }) {
+      const after = await snapshot()
+      const [from, to] = [Math.floor(before.from), Math.ceil(after.to)]
+      const ended = [before, after].flatMap((state) => state.keys.flatMap((byId) => [...byId.values()])).filter(({ expires }) => expires >= from && expires <= to)
+      const parted = apart(before)
+      const records = []
+      for (const [side, byId] of after.keys.entries()) {
+        for (const [id, { key, expires }] of byId) {
+          if (before.keys[side].get(id)?.expires === expires) {
+            continue
+          }
+          const duration = durations[id.slice(id.lastIndexOf(':') + 1)]
+          if (!(expires - duration >= from && expires - duration <= to)) {
+            records.push(['undocumented', `${side === 0 ? 'the original' : "goblin-redis's store"} armed ${key} to expire at ${expires}, not ${duration} ms after an instant within the request (${from} to ${to})`])
+          }
+        }
+      }
+      if (parted.length === 0 && ended.length === 0 && apart(after).length > 0) {
+        records.push(['undocumented', `the stores parted, meeting no end: ${apart(after).join(', ')}`])
+      }
+      if (difference !== undefined) {
+        const timing = difference[0] === 'timing' || ended.length > 0 || parted.length > 0
+        records.push([timing ? 'timing' : difference[0], difference[1]])
+      }
+      const why = [...ended.map(({ key }) => `met the end of ${key}`), ...parted.map((text) => `apart: ${text}`)].join('; ')
+      return { records, note: `${to - from} ms on the server's clock: before ${describe(before)}; after ${describe(after)}${why === '' ? '' : `; ${why}`}` }
+    },
   }
 }
 
@@ -202,10 +333,10 @@ export async function expressHttp({ client, kind, observer, seed, prefix, sequen
             }
             return await pending
           },
-          (request) => {
+          byLocalClock((request) => {
             const name = request.path.startsWith('/slow') ? 'sd' : request.path.startsWith('/hono') ? 'hono' : 'rl'
             return Promise.all(prefixes.map((p) => observer.pttl(`${p}:${name}:${request.client}`)))
-          },
+          }),
         )
       } finally {
         await Promise.allSettled(inFlight)
@@ -254,7 +385,20 @@ export async function nestHttp({ client, nest, observer, seed, prefix, adapter, 
     nestApp(adapter, [throttler], new ThrottlerStorageRedisService(nest), ThrottlerGuard),
     nestApp(adapter, [throttler], new GoblinThrottlerStorage(client, { prefix: goblinPrefix }), goblinGuard ? GoblinThrottlerGuard : ThrottlerGuard),
   ])
-  const ttls = async (pattern) => Promise.all((await observer.keys(pattern)).map((key) => observer.pttl(key)))
+  // Every hit and block key of either app (few: this throttler's, in a test server), named alike
+  // on both sides by the tracker's key and the kind: @nest-lab's `{<key>:<name>}:hits`, the same
+  // after GoblinThrottlerStorage's prefix, and GoblinThrottlerGuard's `{<key>}:<key>:hits` there.
+  const id = (key) => {
+    const match = /^\{([0-9a-f]+)(?::[^}]*)?\}:(?:[0-9a-f]+:)?(hits|blocked)$/.exec(key)
+    if (match === null) {
+      throw new Error(`a key the test does not know: ${key}`)
+    }
+    return `${match[1]}:${match[2]}`
+  }
+  const sides = [
+    { pattern: `{*:${name}}:*`, id },
+    { pattern: `${goblinPrefix}*`, id: (key) => id(key.slice(goblinPrefix.length)) },
+  ]
   try {
     await requests(
       tally,
@@ -263,8 +407,7 @@ export async function nestHttp({ client, nest, observer, seed, prefix, adapter, 
       r,
       (rr) => rr.weighted([[5, { path: '/', client: rr.pick(['10.0.0.1', '10.0.0.2']) }], [2, { sleep: rr.weighted([[3, rr.int(0, 250)], [1, rr.int(300, 1200)]]) }]]),
       (side, request) => fetched(`${apps[side].url}${request.path}`, { 'x-client': request.client }),
-      // Every hit and block key of either app (few: this throttler's, in a test server).
-      async () => (await Promise.all([ttls(`{*:${name}}:*`), ttls(`${goblinPrefix}*${name}*`)])).flat(),
+      byServerClock(observer, sides, { hits: throttler.ttl, blocked: throttler.blockDuration }),
     )
   } finally {
     await Promise.all(apps.map((app) => app.close()))
@@ -326,7 +469,7 @@ export async function fastifyHttp({ client, ioredis, defined, observer, seed, pr
         const other = answers.find((answer) => compareResponses(answers[0], answer)?.[0] === 'undocumented')
         return other ?? answers[0]
       },
-      (request) => Promise.all(spaces.slice(0, stores.length).map((space) => observer.pttl(`${space}${request.client}`))),
+      byLocalClock((request) => Promise.all(spaces.slice(0, stores.length).map((space) => observer.pttl(`${space}${request.client}`)))),
     )
   } finally {
     await Promise.all(apps.map(({ app }) => app.close()))
