@@ -450,6 +450,10 @@ impl Seen {
         match (get, expiry.as_int()) {
             (Reply::Error(e), _) if e.starts_with("WRONGTYPE") => Ok(Seen::OtherType),
             (Reply::Nil, _) => Ok(Seen::Missing),
+            // Alive for GET and gone for PEXPIRETIME: the key reached its expiry between the two
+            // reads. A call after them finds it gone; a key a call left so lapsed before the
+            // read after it, which `after_matches` takes for gone.
+            (Reply::Bulk(_), Some(-2)) => Ok(Seen::Missing),
             (Reply::Bulk(value), Some(at)) => Ok(Seen::Value {
                 value: value.clone(),
                 expires_at: (at >= 0).then_some(at),
@@ -823,6 +827,10 @@ fn after_matches(want: &After, before: &Seen, after: &Seen, hi_ms: i64) -> bool 
                     && matches!(before, Seen::Value { expires_at, .. } if lapsed(*expires_at)))
         }
         (After::Gone, Seen::Missing) => true,
+        // A new value under the expiry it had: gone by the read after if that expiry passed.
+        (After::ValueKeepTtl(_), Seen::Missing) => {
+            matches!(before, Seen::Value { expires_at, .. } if lapsed(*expires_at))
+        }
         (After::Value { value, expires_at }, Seen::Missing) => {
             let _ = value;
             lapsed(*expires_at)
@@ -1194,5 +1202,55 @@ mod tests {
             check(&family, now_us, now_us + 10, &pre, &reply, &pre),
             Ok(())
         );
+    }
+
+    /// Seed 9003 on Valkey 9.1: a window's key read alive by GET and gone by PEXPIRETIME (its
+    /// expiry's millisecond passed between them); the call after them found it gone and began a
+    /// window. Before, the read made it a key without an expiry, and the model counted 2.
+    #[test]
+    fn a_key_that_lapses_between_its_two_reads_is_gone_for_the_call() {
+        let family = Family::Fwindow {
+            key: b"k".to_vec(),
+            window_ms: 1000,
+            by: 1,
+            limit: 2,
+            over: Over::Count,
+        };
+        let now_us = 1_700_000_000_000_000;
+        let now_ms = now_us / 1000;
+        let pre = vec![bulk("1"), Reply::Int(-2)];
+        let post = vec![bulk("1"), Reply::Int(now_ms + 1000)];
+        let reply = Reply::Array(vec![Reply::Int(1), Reply::Int(1000)]);
+        assert_eq!(
+            check(&family, now_us, now_us + 50, &pre, &reply, &post),
+            Ok(())
+        );
+        // Still a finding: counting on, a window the call found gone.
+        let post = vec![bulk("2"), Reply::Int(now_ms + 1000)];
+        let reply = Reply::Array(vec![Reply::Int(2), Reply::Int(1000)]);
+        assert!(check(&family, now_us, now_us + 50, &pre, &reply, &post).is_err());
+    }
+
+    /// Seed 9002 on Redis 8.2: GOBLIN.INCREX counted in its key's last millisecond, keeping the
+    /// expiry, and the key was gone by the read after it.
+    #[test]
+    fn a_count_kept_under_an_expiry_that_passes_may_be_gone_after() {
+        let family = Family::Increx {
+            key: b"k".to_vec(),
+            seconds: 1,
+            cost: 1,
+            quota: 5,
+        };
+        let now_us = 1_700_000_000_000_000;
+        let now_ms = now_us / 1000;
+        let pre = vec![bulk("4"), Reply::Int(now_ms)];
+        let post = vec![Reply::Nil, Reply::Int(-2)];
+        assert_eq!(
+            check(&family, now_us, now_us + 900, &pre, &Reply::Int(5), &post),
+            Ok(())
+        );
+        // An expiry still ahead: gone after is a finding.
+        let pre = vec![bulk("4"), Reply::Int(now_ms + 500)];
+        assert!(check(&family, now_us, now_us + 900, &pre, &Reply::Int(5), &post).is_err());
     }
 }

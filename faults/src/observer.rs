@@ -114,11 +114,11 @@ fn crashes(shared: &Shared, crashed: &mut [bool], crashed_sentinels: &mut [bool]
         if exited.is_some() || logged.is_some() {
             crashed[n] = true;
             found.push(format!(
-                "{} ({:?}): {}; its log ends:\n{}",
+                "{} ({:?}): {}; its log from there:\n{}",
                 proc.spec.name,
                 exited,
                 logged.unwrap_or_else(|| "exited".into()),
-                proc.log_tail(25)
+                proc.crash_report(60)
             ));
         }
     }

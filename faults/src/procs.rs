@@ -179,20 +179,37 @@ impl Proc {
         all[all.len().saturating_sub(lines)..].join("\n")
     }
 
+    /// Its log from the first line that tells of a crash on, `lines` of it at most: the
+    /// assertion, the command and the stack the server prints first, where the tail is the
+    /// memory test it runs last. The tail when no line tells of one.
+    pub fn crash_report(&self, lines: usize) -> String {
+        let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
+        let all: Vec<&str> = log.lines().collect();
+        match all
+            .iter()
+            .position(|line| CRASH_MARKS.iter().any(|mark| line.contains(mark)))
+        {
+            Some(first) => all[first..(first + lines).min(all.len())].join("\n"),
+            None => self.log_tail(lines),
+        }
+    }
+
     /// What its log says of a crash or a panic of the module, if anything.
     pub fn log_shows_crash(&self) -> Option<String> {
         let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
-        let marks = [
-            "crashed by signal",
-            "BUG REPORT",
-            "Guru Meditation",
-            "panicked at",
-        ];
         log.lines()
-            .find(|line| marks.iter().any(|mark| line.contains(mark)))
+            .find(|line| CRASH_MARKS.iter().any(|mark| line.contains(mark)))
             .map(str::to_string)
     }
 }
+
+/// The lines a server's log begins a crash or a module's panic with.
+const CRASH_MARKS: [&str; 4] = [
+    "crashed by signal",
+    "BUG REPORT",
+    "Guru Meditation",
+    "panicked at",
+];
 
 impl Drop for Proc {
     fn drop(&mut self) {
