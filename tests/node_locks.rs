@@ -13,9 +13,9 @@ use goblin_testkit::*;
 #[path = "node_support.rs"]
 mod node;
 
-/// 16 tests on each of the 8 client libraries and protocols (a waiter connection that cannot
-/// connect among them), 5 of waiting, 8 against a server without the module, 3 of Redlock.
-const LOCK_TESTS: u32 = 16 * 8 + 5 + 8 + 3;
+/// 15 tests on each of the 8 client libraries and protocols, 5 of waiting, 8 against a server
+/// without the module, 3 of Redlock.
+const LOCK_TESTS: u32 = 15 * 8 + 5 + 8 + 3;
 
 /// 5 tests of the ReadWriteLock on each of the 8 client libraries and protocols, and one against
 /// a server without the module on each.

@@ -39,24 +39,14 @@ export interface Link {
   send(args: readonly Arg[], keys: readonly number[], readOnly: boolean): Promise<unknown>
   /** The shortest of the client's own timeouts that would cut a blocked command short (ms). */
   readonly replyLimitMs: number | undefined
-  /**
-   * A new connection of the same kind, to the same server(s): a waiter's, connecting. `ready`
-   * resolves once it is connected; one that fails to connect is closed first (it is left
-   * reconnecting nowhere) and `ready` rejects with its error.
-   */
-  duplicate(): Pending
+  /** A new connection of the same kind, to the same server(s), ready: a waiter's. */
+  duplicate(): Promise<RedisClient>
   /** Closes this connection at once (a duplicate: pending commands are rejected). */
   close(): void
   /** Whether the process may exit while this connection is open. */
   hold(held: boolean): void
   /** Calls `listener` once the client has ended (quit, disconnect). */
   onEnd(listener: () => void): void
-}
-
-/** A connection being opened: the client, and its connect. */
-export interface Pending {
-  readonly client: RedisClient
-  readonly ready: Promise<void>
 }
 
 // Shapes of the parts of each library the package reads, beyond the public types above.
@@ -205,19 +195,14 @@ class IoredisLink implements Link {
     return shortest(options.commandTimeout, options.socketTimeout)
   }
 
-  duplicate(): Pending {
+  async duplicate(): Promise<RedisClient> {
     const copy = this.client.isCluster
       ? this.client.duplicate([], { lazyConnect: true })
       : this.client.duplicate({ lazyConnect: true, connectionName: 'goblin-waiter' })
     // A waiter's connection reports its errors through the command it sends.
     copy.on('error', () => undefined)
-    // ioredis's connect() rejects at the first attempt that fails, and the client then goes on
-    // reconnecting (its retryStrategy) for as long as it is not disconnected.
-    const ready = copy.connect().catch((error: unknown) => {
-      copy.disconnect()
-      throw error
-    })
-    return { client: copy, ready }
+    await copy.connect()
+    return copy
   }
 
   close(): void {
@@ -270,66 +255,20 @@ class NodeRedisLink implements Link {
     )
   }
 
-  duplicate(): Pending {
+  async duplicate(): Promise<RedisClient> {
     const copy = this.client.duplicate()
     // A waiter's connection reports its errors through the command it sends.
     copy.on('error', () => undefined)
-    // Whether it is opening a socket (from its connect, or its next attempt, to that socket's
-    // 'connect' or its failure's 'error'): a close then waits for that end (see `close`).
-    const opening = { now: true, closeThen: false }
-    openings.set(copy, opening)
-    const opened = (): void => {
-      opening.now = false
-      if (opening.closeThen) {
-        opening.closeThen = false
-        closeNodeRedis(copy)
-      }
-    }
-    let attempt = 0
-    copy.on('reconnecting', () => {
-      attempt += 1
-      opening.now = true
-    })
-    // Not within 'connect' itself: node-redis 4 emits it before its handshake's commands are
-    // queued, and a close then rejects commands it has not begun to await (an unhandled
-    // rejection). A turn later they are awaited, and a close rejects them there.
-    copy.on('connect', () => {
-      const connected = attempt
-      setImmediate(() => {
-        if (attempt === connected) {
-          opened()
-        }
-      })
-    })
-    copy.on('error', opened)
-    // node-redis's connect() retries (its reconnectStrategy) until connected, or until the
-    // strategy gives up (rejected), or the client is closed meanwhile (node-redis 4 resolves then).
-    const ready = copy.connect().then(
-      () => {
-        if (!copy.isOpen) {
-          throw new Error('the waiter connection was closed while it connected')
-        }
-      },
-      (error: unknown) => {
-        closeNodeRedis(copy)
-        throw error
-      },
-    )
-    return { client: copy, ready }
+    await copy.connect()
+    return copy
   }
 
-  /**
-   * Closes the connection. One opening a socket is closed once that socket is open or has failed:
-   * node-redis 4 and 5, closed while a socket is being opened, cannot reach it, and go on to open
-   * it and make it ready, a connection their API then refuses to close (node-redis 6 drops it).
-   */
   close(): void {
-    const opening = openings.get(this.client)
-    if (opening?.now === true) {
-      opening.closeThen = true
-      return
+    if (typeof this.client.destroy === 'function') {
+      this.client.destroy()
+    } else {
+      this.client.disconnect?.().catch(() => undefined)
     }
-    closeNodeRedis(this.client)
   }
 
   hold(held: boolean): void {
@@ -342,22 +281,6 @@ class NodeRedisLink implements Link {
 
   onEnd(listener: () => void): void {
     this.client.once('end', listener)
-  }
-}
-
-/** The waiter connections of node-redis the package opened, and whether each is opening a socket now. */
-const openings = new WeakMap<object, { now: boolean; closeThen: boolean }>()
-
-/** Closes a node-redis client at once, open, connecting or closed already (a closed one may throw: it is closed). */
-function closeNodeRedis(client: NodeRedisShape): void {
-  try {
-    if (typeof client.destroy === 'function') {
-      client.destroy()
-    } else {
-      client.disconnect?.().catch(() => undefined)
-    }
-  } catch {
-    // closed already
   }
 }
 

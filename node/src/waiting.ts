@@ -55,50 +55,17 @@ class Waiters {
     })
   }
 
-  /**
-   * A connection for a waiter: an idle one, or a new one once it is connected. A new one that
-   * fails to connect is closed, and its error thrown; one still connecting at `deadline`
-   * (performance.now() ms; node-redis's connect() waits out a server that refuses connections)
-   * is closed, and undefined returned: the wait's time is up. One connecting is open to
-   * `close()` too.
-   */
-  async take(deadline: number): Promise<Connection | undefined> {
+  async take(): Promise<Connection> {
     const reused = this.idle.pop()
     if (reused !== undefined) {
       clearTimeout(reused.timer)
       reused.link.hold(true)
       return reused
     }
-    const { client, ready } = this.parent.duplicate()
+    const client = await this.parent.duplicate()
     const connection: Connection = { client, link: linkOf(client) }
     this.open.add(connection)
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const late = new Promise<false>((resolve) => {
-      // A timer may fire a fraction of a millisecond before its time: set again for what is left.
-      const check = (): void => {
-        const left = deadline - performance.now()
-        if (left <= 0) {
-          resolve(false)
-        } else if (Number.isFinite(left)) {
-          timer = setTimeout(check, left)
-        }
-      }
-      check()
-    })
-    let connected: boolean
-    try {
-      connected = await Promise.race([ready.then(() => true), late])
-    } catch (error) {
-      this.discard(connection)
-      throw error
-    } finally {
-      clearTimeout(timer)
-    }
-    if (!connected) {
-      this.discard(connection) // its connect, failing now, is of a connection closed
-      return undefined
-    }
-    if (this.ended || !this.open.has(connection)) {
+    if (this.ended) {
       this.discard(connection)
       throw new Error('the client was closed while a waiter connected')
     }
@@ -262,21 +229,19 @@ async function giveBack(client: RedisClient, claim: Claim<boolean | number>): Pr
  * `claim.once` first, on the application's client: it never passes anyone waiting in line. Then
  * `claim.waiting`, in slices (each re-sent with the same token or member, which a holder's own
  * renewal lets through, so a grant whose reply was lost is granted again), until granted or
- * `timeoutMs` has passed, the last slice cut to the time left. A waiter's connection that fails to
- * connect is closed and the acquire rejects with its error; one still connecting at the deadline
- * (node-redis retries while a server refuses) is closed and the acquire times out.
+ * `timeoutMs` has passed, the last slice cut to the time left.
  *
  * An abort, at any moment from the call on, rejects with the signal's reason and leaves nothing
  * held. Before the first try (the module check), nothing is sent. While the first try's reply is
  * on its way, that reply is awaited (it is prompt: the try does not wait) and a grant in it given
  * back. While the waiter's connection is being set up, the acquire rejects at once (the
- * connection goes to the pool when ready, nothing sent on it; closed if not ready by the
- * deadline). While a slice waits, or its reply is on its way, the waiter's connection is closed,
- * which takes the waiter out of the line, and what the lost reply may have granted is given back
- * on the application's client (after the slice's command, which the server received first)
- * before the acquire rejects. On a `waitOn` connection, which the package does not close, the
- * give-back is sent behind the slice on that connection, so that it follows the slice's grant
- * whenever it comes, and the acquire rejects at once.
+ * connection goes to the pool when ready, nothing sent on it). While a slice waits, or its reply
+ * is on its way, the waiter's connection is closed, which takes the waiter out of the line, and
+ * what the lost reply may have granted is given back on the application's client (after the
+ * slice's command, which the server received first) before the acquire rejects. On a `waitOn`
+ * connection, which the package does not close, the give-back is sent behind the slice on that
+ * connection, so that it follows the slice's grant whenever it comes, and the acquire rejects at
+ * once.
  */
 export async function take<T extends boolean | number>(client: RedisClient, claim: Claim<T>, waiting: Waiting): Promise<T | false> {
   waiting.signal?.throwIfAborted()
@@ -315,14 +280,9 @@ async function waitInLine<T extends boolean | number>(client: RedisClient, claim
     return await waitOn(client, ownConnection(waiting.waitOn), claim, deadline, watch)
   }
   const pool = waitersOf(client)
-  const connection = await watch.race(pool.take(deadline), (ready) => {
-    if (ready !== undefined) {
-      pool.give(ready)
-    }
+  const connection = await watch.race(pool.take(), (ready) => {
+    pool.give(ready)
   })
-  if (connection === undefined) {
-    return false // not connected by the deadline (and closed)
-  }
   let closed = false
   let failed = false
   watch.onAbort(() => {

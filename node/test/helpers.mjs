@@ -192,22 +192,13 @@ export function freshKey(tag) {
  * comes) until `release()`, which delivers what was held in order. A client closing its side
  * closes the server's, after what it sent (and drops what was held for it); and the other way.
  * `cut()` makes the server gone for the clients, as a killed one is: every link is closed and
- * no connection is accepted, until `restore()`; `refuse()` closes each new connection at once
- * (and counts it), the links open staying, until `accept()`.
+ * no connection is accepted, until `restore()`.
  */
 export async function relay(target) {
   const events = new EventEmitter()
   const links = []
   let holding = () => false
-  let refusing = false
-  let refused = 0
   const server = net.createServer((socket) => {
-    if (refusing) {
-      refused += 1
-      socket.destroy()
-      events.emit('change')
-      return
-    }
     const upstream = net.connect(target.port, target.host)
     const link = { sent: '', held: [], closed: false, holding: false, deliver: (chunks) => chunks.forEach((chunk) => socket.write(chunk)) }
     links.push(link)
@@ -257,19 +248,6 @@ export async function relay(target) {
         link.cut()
       }
       await closed
-    },
-    /**
-     * Closes each new connection as soon as it is accepted, until `accept()`, as a server that
-     * refuses clients does; the links open stay. `refused` counts them.
-     */
-    refuse() {
-      refusing = true
-    },
-    accept() {
-      refusing = false
-    },
-    get refused() {
-      return refused
     },
     /** Accepts connections again, on the same port. */
     async restore() {

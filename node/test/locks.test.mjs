@@ -5,7 +5,6 @@
 // application's commands not stalled, slices under the client's reply timeouts, the waiters'
 // connections, keyPrefix, a lease lost never re-admitted, a server without Goblin.
 import { strict as assert } from 'node:assert'
-import { once } from 'node:events'
 import { after, before, describe, it } from 'node:test'
 import {
   GoblinModuleError,
@@ -32,7 +31,6 @@ import {
   commandCalls,
   freshKey,
   goblinWaiting as waiting,
-  relay,
   untilWaiting,
 } from './helpers.mjs'
 
@@ -114,92 +112,6 @@ for (const library of libraries()) {
       assert.equal(await waiter.tryAcquire(), false)
       await holder.release()
       assert.equal(await the.raw.exists(`mutex:${key}`), 0)
-    })
-
-    it('a waiter connection that cannot connect is closed, never left reconnecting: the acquire rejects (ioredis) or times out (node-redis)', async () => {
-      // The application's client reaches the server through a relay, which then refuses every new
-      // connection (accepted and closed at once): the waiter's connection, the only one the
-      // package opens, cannot connect. Each client reconnects after 1 ms, so that one left
-      // reconnecting would go on knocking.
-      const relayed = await relay(server)
-      const RECONNECT_MS = 1
-      const reconnect = () => RECONNECT_MS
-      const client = await library.connect(
-        relayed.address,
-        library.kind === 'ioredis' ? { retryStrategy: reconnect } : { socket: { ...relayed.address, reconnectStrategy: reconnect } },
-      )
-      // The waiter connections, as the package makes them (client.duplicate() is its only way),
-      // each with the times its connect() was called (ioredis reconnects by calling it again).
-      const made = []
-      const duplicate = client.duplicate
-      client.duplicate = function (...args) {
-        const copy = duplicate.apply(this, args)
-        const connect = copy.connect
-        copy.connects = 0
-        copy.connect = function (...connectArgs) {
-          copy.connects += 1
-          return connect.apply(this, connectArgs)
-        }
-        made.push(copy)
-        return copy
-      }
-      const { key, holder } = await held('refused')
-      try {
-        const waiter = new Mutex(client, key, { acquireTimeout: 1000, refreshInterval: 0 })
-        relayed.refuse()
-        const started = performance.now()
-        let guard
-        const outcome = await Promise.race([
-          waiter.acquire().then(
-            () => ({ resolved: true }),
-            (error) => ({ error }),
-          ),
-          // Not a deadline of the test: a guard that names what never came instead of hanging.
-          new Promise((resolve) => {
-            guard = setTimeout(resolve, 20_000, { hung: true })
-          }),
-        ])
-        clearTimeout(guard)
-        assert.equal(outcome.hung, undefined, 'the acquire never ended: it waited for a connection that cannot connect, past its acquireTimeout')
-        assert.ok(relayed.refused >= 1, 'the relay refused no connection')
-        assert.equal(made.length, 1)
-        if (library.kind === 'ioredis') {
-          // ioredis's connect() fails at the first refusal, the client then due to reconnect in
-          // RECONNECT_MS: the acquire fails with that error, and the connection is disconnected.
-          // A timer of RECONNECT_MS set now fires after the reconnection's (set before it, as
-          // long), which would have called connect() again: it did not.
-          assert.ok(outcome.error !== undefined && !(outcome.error instanceof TimeoutError), `the connection's error, not ${String(outcome.error)}`)
-          await sleep(RECONNECT_MS)
-          assert.equal(made[0].connects, 1, 'the waiter connection went on reconnecting')
-        } else {
-          // node-redis's connect() goes on retrying while refused: the acquire times out at its
-          // acquireTimeout, and the connection is closed, its retries ending with it (at once, or,
-          // opening a socket then, once that socket is open or has failed: its 'end').
-          assert.ok(outcome.error instanceof TimeoutError, String(outcome.error))
-          assert.ok(performance.now() - started >= 1000, `gave up after ${performance.now() - started} ms`)
-          if (made[0].isOpen) {
-            await once(made[0], 'end')
-          }
-          assert.equal(made[0].isOpen, false)
-        }
-        assert.equal(waiter.isAcquired, false)
-        // The relay accepting again, the next wait opens a new connection, which works: nothing
-        // broken was kept for it.
-        relayed.accept()
-        const next = new Mutex(client, key, { acquireTimeout: 5000, refreshInterval: 0 })
-        const base = await waiting(the.raw)
-        const acquiring = next.acquire()
-        await untilWaiting(the.raw, base + 1)
-        await holder.release()
-        await acquiring
-        assert.equal(next.isAcquired, true)
-        assert.equal(made.length, 2)
-        await next.release()
-      } finally {
-        await holder.release()
-        await close(client)
-        relayed.close()
-      }
     })
 
     it('an aborted acquire rejects with the signal\'s reason, leaves the line and is granted nothing', async () => {
