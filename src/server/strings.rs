@@ -14,20 +14,7 @@ impl Key<'_> {
         if self.kind() != KeyKind::String {
             return None;
         }
-        let mut len = 0usize;
-        let mode = raw::REDISMODULE_READ as c_int;
-        // SAFETY: an open string key; the slice borrows `self`, so no write can happen while
-        // it is alive (DMA rule 1).
-        unsafe {
-            let data = api!(RedisModule_StringDMA)(self.raw(), &mut len, mode);
-            if data.is_null() {
-                return None;
-            }
-            if len == 0 {
-                return Some(&[]);
-            }
-            Some(std::slice::from_raw_parts(data.cast::<u8>(), len))
-        }
+        self.string_or_empty()
     }
 
     /// The bytes of a string key, empty for a missing key (and for an empty string: `kind`
