@@ -162,6 +162,18 @@ struct Parked {
 /// How many keys a row with parked waiters uses: a connection each.
 const PARKED_KEYS: usize = 400;
 
+/// The anchor of the rows that take a free lock: GOBLIN.LOCK on Valkey 9.1.
+const LOCK_TAKEN: Anchor = Anchor {
+    label: "GOBLIN.LOCK (a free key taken)",
+    host: Host::Valkey91,
+    template: "GOBLIN.LOCK KEY tok 30000",
+    script: None,
+    goblin: None,
+    floor: None,
+    setup: None,
+    keyspace: 1_000_000_000,
+};
+
 /// What a row's throughput is set against.
 #[derive(Clone, Copy)]
 struct Anchor {
@@ -403,16 +415,7 @@ fn rows() -> Vec<Row> {
             hosts: REDIS_ONLY,
             parked: None,
             allowed: |r| *r == Reply::Status("OK".into()),
-            anchor: Anchor {
-                label: "GOBLIN.LOCK (a free key taken)",
-                host: Host::Valkey91,
-                template: "GOBLIN.LOCK KEY tok 30000",
-                script: None,
-                goblin: None,
-                floor: None,
-                setup: None,
-                keyspace: 1_000_000_000,
-            },
+            anchor: LOCK_TAKEN,
         },
         Row {
             name: "GOBLIN.RLOCK, a free key",
@@ -425,16 +428,7 @@ fn rows() -> Vec<Row> {
             hosts: REDIS_ONLY,
             parked: None,
             allowed: |r| *r == Reply::Status("OK".into()),
-            anchor: Anchor {
-                label: "GOBLIN.LOCK (a free key taken)",
-                host: Host::Valkey91,
-                template: "GOBLIN.LOCK KEY tok 30000",
-                script: None,
-                goblin: None,
-                floor: None,
-                setup: None,
-                keyspace: 1_000_000_000,
-            },
+            anchor: LOCK_TAKEN,
         },
         Row {
             // 20 readers to a key, each let in beside those before it (a compact sorted set).
@@ -470,16 +464,7 @@ fn rows() -> Vec<Row> {
             hosts: REDIS_ONLY,
             parked: None,
             allowed: |r| *r == Reply::Status("OK".into()),
-            anchor: Anchor {
-                label: "GOBLIN.LOCK (a free key taken)",
-                host: Host::Valkey91,
-                template: "GOBLIN.LOCK KEY tok 30000",
-                script: None,
-                goblin: None,
-                floor: None,
-                setup: None,
-                keyspace: 1_000_000_000,
-            },
+            anchor: LOCK_TAKEN,
         },
         Row {
             name: "GOBLIN.BWLOCK, granted at once",
