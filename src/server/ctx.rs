@@ -249,7 +249,7 @@ impl Ctx {
             };
         }
         // SAFETY: the word is the module's for its whole life.
-        self.replicate_around(command, key, before, unsafe { Arg::from_raw(made) }, after);
+        self.replicate_with_arg(command, key, before, unsafe { Arg::from_raw(made) }, after);
     }
 
     /// `command key [before] string [after]`, as `replicate_with_word` appends it, with `string`
@@ -257,18 +257,6 @@ impl Ctx {
     /// nothing of it, where bytes are made into a new string object and freed again (about 150
     /// instructions).
     pub fn replicate_with_arg(
-        &self,
-        command: &CStr,
-        key: Arg<'_>,
-        before: Option<&[u8]>,
-        string: Arg<'_>,
-        after: Option<&[u8]>,
-    ) {
-        self.replicate_around(command, key, before, string, after);
-    }
-
-    /// `command key [before] string [after]`, `string` by reference.
-    fn replicate_around(
         &self,
         command: &CStr,
         key: Arg<'_>,
