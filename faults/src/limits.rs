@@ -1131,15 +1131,20 @@ mod tests {
         Reply::Bulk(text.as_bytes().to_vec())
     }
 
-    #[test]
-    fn a_fixed_window_is_checked_against_the_model() {
-        let family = Family::Fwindow {
+    /// GOBLIN.FWINDOW k 1000 LIMIT 2: two a second.
+    fn two_a_second() -> Family {
+        Family::Fwindow {
             key: b"k".to_vec(),
             window_ms: 1000,
             by: 1,
             limit: 2,
             over: Over::Count,
-        };
+        }
+    }
+
+    #[test]
+    fn a_fixed_window_is_checked_against_the_model() {
+        let family = two_a_second();
         let now_us = 1_700_000_000_000_000;
         let now_ms = now_us / 1000;
         // A new key: count 1, armed for the window.
@@ -1209,13 +1214,7 @@ mod tests {
     /// window. Before, the read made it a key without an expiry, and the model counted 2.
     #[test]
     fn a_key_that_lapses_between_its_two_reads_is_gone_for_the_call() {
-        let family = Family::Fwindow {
-            key: b"k".to_vec(),
-            window_ms: 1000,
-            by: 1,
-            limit: 2,
-            over: Over::Count,
-        };
+        let family = two_a_second();
         let now_us = 1_700_000_000_000_000;
         let now_ms = now_us / 1000;
         let pre = vec![bulk("1"), Reply::Int(-2)];
