@@ -270,6 +270,16 @@ pub fn exact_integer_double(bytes: &[u8]) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// Marsaglia's xorshift from `seed`: the tests' sample draws, the same on every run.
+    fn xorshift(mut bits: u64) -> impl FnMut() -> u64 {
+        move || {
+            bits ^= bits << 13;
+            bits ^= bits >> 7;
+            bits ^= bits << 17;
+            bits
+        }
+    }
+
     fn text(d: Decimal) -> String {
         String::from_utf8(d.as_bytes().to_vec()).unwrap()
     }
@@ -356,11 +366,9 @@ mod tests {
             1e16,
             99_999_999_999_999_990.0,
         ];
-        let mut bits = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..100_000 {
-            bits ^= bits << 13;
-            bits ^= bits >> 7;
-            bits ^= bits << 17;
+            let bits = next();
             samples.push((bits >> 11) as f64);
             samples.push(-((bits >> 20) as f64));
         }
@@ -388,11 +396,9 @@ mod tests {
             123_456_789_012,
             1_796_623_075_372,
         ];
-        let mut bits = 0x2545_f491_4f6c_dd1du64;
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..200_000 {
-            bits ^= bits << 13;
-            bits ^= bits >> 7;
-            bits ^= bits << 17;
+            let bits = next();
             samples.push((bits >> 24) as i64);
             samples.push(-((bits >> 40) as i64));
             samples.push(1_796_000_000_000 + (bits >> 44) as i64);
@@ -418,7 +424,7 @@ mod tests {
 
     #[test]
     fn every_score_round_trips_bit_for_bit() {
-        let mut bits = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut samples = vec![
             0.1,
             1.0 / 3.0,
@@ -431,10 +437,7 @@ mod tests {
             0.000012345678901234567,
         ];
         for _ in 0..100_000 {
-            bits ^= bits << 13;
-            bits ^= bits >> 7;
-            bits ^= bits << 17;
-            let score = f64::from_bits(bits);
+            let score = f64::from_bits(next());
             if score.is_finite() {
                 samples.push(score);
             }
@@ -593,16 +596,10 @@ mod tests {
     #[test]
     fn random_texts_parse_as_string2ll_reads_them() {
         let alphabet = b"0123456789999999-+ a/:.";
-        let mut bits = 0x1234_5678_9abc_def1u64;
-        let mut next = || {
-            bits ^= bits << 13;
-            bits ^= bits >> 7;
-            bits ^= bits << 17;
-            bits
-        };
+        let mut next = xorshift(0x1234_5678_9abc_def1);
         for _ in 0..300_000 {
             let length = (next() % 21) as usize;
-            let digits_only = next() % 4 != 0;
+            let digits_only = !next().is_multiple_of(4);
             let text: Vec<u8> = (0..length)
                 .map(|i| {
                     let pick = next() as usize;
