@@ -168,6 +168,15 @@ impl<'a> Nemesis<'a> {
         Client::connect(self.shared.addr(node), Duration::from_millis(800)).ok()
     }
 
+    /// Whether `node` holds no client for a pause. CLIENT UNBLOCK reaching a client that a
+    /// pause holds crashes Redis 7.0 by itself, Goblin loaded or not ("Unknown btype in
+    /// replyToBlockedClientTimedOut()"; faults/tests/server_bugs.rs), so the nemesis unblocks
+    /// a waiter only once the server has let every held client go. The pause's end is the
+    /// server's to notice (on its next cron, up to 100 ms late): only its answer tells.
+    fn unpaused(&self, node: NodeId) -> bool {
+        no_pause_in_force(self.shared.addr(node), Duration::from_secs(2))
+    }
+
     /// The primary as the Sentinels say (the admin reaches them all), or the owner of a key's
     /// slot on a cluster.
     fn primary_for(&mut self, key: &[u8]) -> Option<NodeId> {
@@ -424,6 +433,9 @@ impl<'a> Nemesis<'a> {
                     .filter_map(|f| Some((f.worker, f.node, f.client?)))
                     .collect();
                 let (worker, node, id) = *self.rng.pick(&flights)?;
+                if !self.unpaused(node) {
+                    return None;
+                }
                 let how = if self.rng.chance(50) {
                     "TIMEOUT"
                 } else {
@@ -1125,4 +1137,15 @@ fn mentions(reply: &Reply, word: &str) -> bool {
         Reply::Array(items) | Reply::Set(items) => items.iter().any(|item| mentions(item, word)),
         other => other.as_text().is_some_and(|text| text == word),
     }
+}
+
+/// Whether the server at `addr` holds no client for a pause (CLIENT PAUSE, a cluster's manual
+/// failover): a PUBLISH, which every pause holds back (WRITE and ALL alike), is answered
+/// within `within`.
+pub fn no_pause_in_force(addr: SocketAddr, within: Duration) -> bool {
+    let Ok(mut admin) = Client::connect(addr, Duration::from_millis(800)) else {
+        return false;
+    };
+    let probe = cmd(&["PUBLISH", "goblin-faults:unpaused", "1"]);
+    matches!(admin.call(&probe, within), Ok(Reply::Int(_)))
 }

@@ -181,34 +181,53 @@ impl Proc {
 
     /// Its log from the first line that tells of a crash on, `lines` of it at most: the
     /// assertion, the command and the stack the server prints first, where the tail is the
-    /// memory test it runs last. The tail when no line tells of one.
+    /// memory test it runs last. The tail when no line tells of one. What the process wrote to
+    /// its stderr comes first: a panic of the module is written there, not to the log.
     pub fn crash_report(&self, lines: usize) -> String {
         let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
         let all: Vec<&str> = log.lines().collect();
-        match all
-            .iter()
-            .position(|line| CRASH_MARKS.iter().any(|mark| line.contains(mark)))
-        {
+        let from_log = match all.iter().position(|line| tells_of_crash(line)) {
             Some(first) => all[first..(first + lines).min(all.len())].join("\n"),
             None => self.log_tail(lines),
+        };
+        match self.stderr_crash() {
+            Some(said) => format!("its stderr: {said}\n{from_log}"),
+            None => from_log,
         }
     }
 
-    /// What its log says of a crash or a panic of the module, if anything.
+    /// What its log (or its stderr) says of a crash or a panic of the module, if anything.
     pub fn log_shows_crash(&self) -> Option<String> {
         let log = std::fs::read_to_string(self.log_path()).unwrap_or_default();
-        log.lines()
-            .find(|line| CRASH_MARKS.iter().any(|mark| line.contains(mark)))
-            .map(str::to_string)
+        self.stderr_crash().or_else(|| {
+            log.lines()
+                .find(|line| tells_of_crash(line))
+                .map(str::to_string)
+        })
+    }
+
+    /// The line of its stderr that tells of a crash (a Rust panic's message), with the next.
+    fn stderr_crash(&self) -> Option<String> {
+        let said = std::fs::read_to_string(self.spec.dir.join("stderr.log")).unwrap_or_default();
+        let lines: Vec<&str> = said.lines().collect();
+        let first = lines.iter().position(|line| tells_of_crash(line))?;
+        Some(lines[first..(first + 2).min(lines.len())].join(" / "))
     }
 }
 
+/// Whether a line of a server's log or stderr begins a crash or a module's panic.
+fn tells_of_crash(line: &str) -> bool {
+    CRASH_MARKS.iter().any(|mark| line.contains(mark))
+}
+
 /// The lines a server's log begins a crash or a module's panic with.
-const CRASH_MARKS: [&str; 4] = [
+const CRASH_MARKS: [&str; 6] = [
     "crashed by signal",
     "BUG REPORT",
+    "ASSERTION FAILED",
     "Guru Meditation",
     "panicked at",
+    "panic in a function that cannot unwind",
 ];
 
 impl Drop for Proc {
