@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use goblin_testkit::{Family, Flavor, TempDir};
+use goblin_testkit::{Flavor, TempDir};
 
 use crate::checks::{self, Excess, Input, Resource, Split};
 use crate::history::{Fault, FaultKind, Op, Violation};
@@ -227,9 +227,12 @@ fn phase_body(
             notes.push("delay: not run (this kernel has no netem qdisc)".into());
         }
     }
-    let atomic = config.flavor.family() == Family::Valkey && config.flavor.version() >= (9, 0);
+    let atomic = shape == Shape::Cluster
+        && nodes
+            .first()
+            .is_some_and(|node| has_command(node.addr, "CLUSTER|MIGRATESLOTS"));
     if shape == Shape::Cluster && !atomic {
-        notes.push("atomic slot migration: Valkey 9 only".into());
+        notes.push("atomic slot migration: the server has no CLUSTER MIGRATESLOTS".into());
     }
     let namespaces = net.is_some();
     let tag = format!(
@@ -738,4 +741,17 @@ fn compare(
         }
     }
     Ok(())
+}
+
+/// Whether the server at `addr` has `command` (`CONTAINER|SUBCOMMAND` for a subcommand): the
+/// running server says, never its version.
+fn has_command(addr: std::net::SocketAddr, command: &str) -> bool {
+    let Ok(mut client) = Client::connect(addr, Duration::from_secs(2)) else {
+        return false;
+    };
+    client
+        .call(&cmd(&["COMMAND", "INFO", command]), Duration::from_secs(2))
+        .ok()
+        .and_then(|reply| reply.items().map(|items| items.first().cloned()))
+        .is_some_and(|first| first.is_some_and(|info| info != Reply::Nil))
 }
