@@ -186,6 +186,10 @@ pub struct Line {
     pub revoked: Vec<Want>,
     /// The timer set for the key's next change (a lock's expiry, a lease's age-out).
     pub timer: Option<u64>,
+    /// A look owed for a keyspace event on the key, not yet paid by any look since: the
+    /// module's, to ask for one look however many events come and to skip it once another
+    /// look came after them.
+    pub event_owed: bool,
 }
 
 impl Line {

@@ -17,7 +17,9 @@
 //! - before a newcomer decides (`acquire`, `serve_first`): it comes after the line;
 //! - after a keyspace event on a key with a line (a DEL, an expiry, an eviction, a ZREM ...),
 //!   deferred to the end of the command, expiry or eviction under way (never inside the event
-//!   itself, which may come before the deletion is replicated);
+//!   itself, which may come before the deletion is replicated): one look owed however many
+//!   events come, and none if another look came after them (the one that ends a command of
+//!   Goblin's own that wrote the key, most often);
 //! - on a timer at the key's next change, which the plan says: when the lock expires, when the
 //!   oldest lease leaves its window, when a read lease lapses. While the server holds writes
 //!   back (`CLIENT PAUSE WRITE`, a failover under way) no grant can be written, and the look is
@@ -291,6 +293,10 @@ fn retire(ctx: &Ctx, lists: &mut WaitLists, line: LineId) {
 /// look at the line (`ctx.timer(0, line)`), which leaves the line's timer as it is.
 const OWN_TIMER: u64 = 1 << 63;
 
+/// Marks the data of a look owed for a keyspace event (`Line::event_owed`): skipped if another
+/// look came after the event (most often the look that ends the command that wrote the key).
+const FOR_EVENT: u64 = 1 << 62;
+
 /// Sets the line's timer to `ms` from now, replacing the one it had.
 fn arm(ctx: &Ctx, lists: &mut WaitLists, line: LineId, ms: Option<i64>) {
     let Some(state) = lists.line_mut(line) else {
@@ -319,9 +325,11 @@ enum Caller {
 /// is put down.
 fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
     let lists = &mut book.lists;
-    let Some(line) = lists.line(line_id) else {
+    let Some(line) = lists.line_mut(line_id) else {
         return Vec::new();
     };
+    // Whatever any event before now asked for, this look sees.
+    line.event_owed = false;
     let (db, name) = (line.db, line.key.clone());
     if caller == Caller::Elsewhere {
         ctx.select_db(db);
@@ -529,7 +537,7 @@ impl Waiting for Lines {
     }
 
     fn run(&self, ctx: &Ctx, data: u64) {
-        let line = data & !OWN_TIMER;
+        let line = data & !(OWN_TIMER | FOR_EVENT);
         if line == 0 {
             return;
         }
@@ -539,6 +547,10 @@ impl Waiting for Lines {
                 // The line's own timer went off: there is none to stop any more.
                 state.timer = None;
             }
+        }
+        if data & FOR_EVENT != 0 && !book.lists.line(line).is_some_and(|state| state.event_owed) {
+            // A look came after the event: the line is as that look left it.
+            return;
         }
         let woken = look(ctx, &mut book, line, Caller::Elsewhere);
         wake(book, woken);
@@ -550,11 +562,18 @@ impl Waiting for Lines {
         }
         // Taken: the event comes from one of Goblin's own writes, whose command looks at the
         // line itself once it is done.
-        let Ok(book) = BOOK.try_lock() else {
+        let Ok(mut book) = BOOK.try_lock() else {
             return;
         };
-        if let Some(line) = book.lists.line_of(ctx.db(), key.as_bytes()) {
-            ctx.after_this(line);
+        let Some(line) = book.lists.line_of(ctx.db(), key.as_bytes()) else {
+            return;
+        };
+        // One look owed, however many events come before it is paid.
+        if let Some(state) = book.lists.line_mut(line) {
+            if !state.event_owed {
+                state.event_owed = true;
+                ctx.after_this(line | FOR_EVENT);
+            }
         }
     }
 
