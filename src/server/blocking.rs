@@ -32,6 +32,12 @@ pub trait Waiting: Sync {
     fn anyone(&self) -> bool;
     /// A command of the module's own wrote `key` (it is done, and the key is closed).
     fn changed(&self, ctx: &Ctx, key: Arg<'_>);
+    /// A command of the module's own begins while someone waits: the looks its writes'
+    /// keyspace events owe are held until it ends, when most are paid by `changed`.
+    fn command_begins(&self);
+    /// That command ended (after `changed`, or after a panic): the looks it held and that are
+    /// still owed are deferred now, as an event's are.
+    fn command_ends(&self, ctx: &Ctx);
     /// The waiter's key was signalled: its reply if it was granted (it is then served), or
     /// `None` to keep it waiting.
     fn reply(&self, ctx: &Ctx, waiter: WaiterId) -> Option<Reply<'static>>;

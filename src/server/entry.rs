@@ -58,6 +58,10 @@ extern "C" fn entry_point<C: Command>(
         return raw::REDISMODULE_OK as c_int;
     }
     spec.stats.calls.add(1);
+    let watched = super::blocking::waiting().filter(|lines| lines.anyone());
+    if let Some(lines) = watched {
+        lines.command_begins();
+    }
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let args = C::parse(Args::after_name(argv))?;
         let reply = C::run(&ctx, args);
@@ -76,6 +80,9 @@ extern "C" fn entry_point<C: Command>(
         }
         reply
     }));
+    if let Some(lines) = watched {
+        lines.command_ends(&ctx);
+    }
     let reply = match outcome {
         Ok(reply) => reply,
         Err(panic) => {
