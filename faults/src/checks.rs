@@ -1092,9 +1092,13 @@ fn quota(input: &Input<'_>) -> (Vec<Violation>, Excess) {
                 for s in &overlapping {
                     all.extend(s.4.iter().copied());
                 }
+                // The excess is every one of these windows' admissions: whatever explains any
+                // of them (a split brain over by the time the last window began, say) is
+                // looked for over all their spans.
+                let first = overlapping.iter().map(|s| s.0).fold(*start, i64::min);
                 note(
                     key,
-                    (*start, *end),
+                    (first, *end),
                     (total - limit, *limit),
                     all,
                     format!(
@@ -1349,6 +1353,85 @@ mod tests {
             probe(3, T0 + 60_000, "w2"),
         ];
         assert!(!run_on(&taken_back).contains(&"stranded"));
+    }
+
+    /// GOBLIN.MFWINDOW 1 key 3000 8, admitted on `node`, its window ending at `end_ms`.
+    fn admitted_on(id: u64, node: NodeId, key: &[u8], at: i64, end_ms: i64) -> Op {
+        let family = crate::limits::Family::Mfwindow {
+            windows: vec![(key.to_vec(), 3000, 8)],
+            by: 1,
+        };
+        let what = What::Limit(crate::history::Limit {
+            family,
+            keys: vec![key.to_vec()],
+        });
+        let reply = Reply::Array(vec![Reply::Int(0), Reply::Int(-1)]);
+        let mut op = op(id, what, at, at + 40, reply);
+        op.node = Some(node);
+        op.post = vec![Reply::Bulk(b"1".to_vec()), Reply::Int(end_ms)];
+        op
+    }
+
+    #[test]
+    fn overlapping_windows_over_the_quota_are_found_unless_a_split_brain_explains_them() {
+        let key = b"{t}m".to_vec();
+        let ms = |us: i64| us / 1000;
+        // Node 0 admits 3 in a window from 8.2 s; node 2, primary beside it until 8.3 s, admits
+        // 7 in a window from 10.5 s: 10 with a limit of 8 while both windows last.
+        let mut ops = Vec::new();
+        for i in 0..3 {
+            let at = T0 + 8_200_000 + i * 1000;
+            ops.push(admitted_on(
+                ops.len() as u64 + 1,
+                0,
+                &key,
+                at,
+                ms(T0 + 11_200_000),
+            ));
+        }
+        for i in 0..7 {
+            let at = T0 + 10_500_000 + i * 1000;
+            ops.push(admitted_on(
+                ops.len() as u64 + 1,
+                2,
+                &key,
+                at,
+                ms(T0 + 13_500_000),
+            ));
+        }
+        let span = |node: NodeId, from_us: i64, to_us: i64| RoleSpan {
+            node,
+            incarnation: 1,
+            primary: true,
+            from_us,
+            to_us,
+        };
+        let checked = |roles: &[RoleSpan]| {
+            let locks = locks();
+            let input = Input {
+                ops: &ops,
+                faults: &[],
+                roles,
+                locks: &locks,
+            };
+            run(&input)
+                .violations
+                .iter()
+                .map(|v| v.checker)
+                .collect::<Vec<_>>()
+        };
+        // One primary all along: nothing explains the excess.
+        assert_eq!(
+            checked(&[span(0, T0 - 1_000_000, T0 + 60_000_000)]),
+            ["quota"]
+        );
+        // Two primaries until 8.3 s, 2.2 s before the later window began: a split brain, which
+        // the earlier window's admissions were made in.
+        let split = [
+            span(0, T0 - 1_000_000, T0 + 8_300_000),
+            span(2, T0, T0 + 60_000_000),
+        ];
+        assert_eq!(checked(&split), Vec::<&str>::new());
     }
 
     #[test]
