@@ -169,11 +169,13 @@ const CASES: &[Case] = &[
     },
     Case {
         // The waiter reads, and waits for the other reader to leave: promoted, its read token
-        // gone and a new one minted, on both sides.
+        // gone and a new one minted, on both sides. The other's lease ends last on both sides
+        // (a longer lease, where two equal ones would tie when both fall in one millisecond),
+        // so that its release re-arms the key's expiry (`expire`) on both.
         name: "a fenced reader promoted",
         setup: &[
             &["GOBLIN.RLOCK", "{}", "t", "600000", "FENCE"],
-            &["GOBLIN.RLOCK", "{}", "o", "600000"],
+            &["GOBLIN.RLOCK", "{}", "o", "700000"],
         ],
         waiter: &["GOBLIN.BWLOCK", "{}", "t", "30000", "0", "FENCE"],
         free: &[&["GOBLIN.RWUNLOCK", "{}", "o"]],
