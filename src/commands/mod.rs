@@ -292,7 +292,12 @@ pub fn granted(token: Option<i64>) -> Reply<'static> {
 
 /// The lease: milliseconds, at least 1, as SET's PX takes them.
 pub fn lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
-    match arg.to_i64() {
+    lease_of(arg.to_i64())
+}
+
+/// The lease of an argument read as an integer (`Arg::to_i64`), as [`lease_ms`] takes it.
+pub fn lease_of(read: Option<i64>) -> Result<i64, CommandError> {
+    match read {
         None => Err(CommandError::NotInteger),
         Some(ms) if ms <= 0 => Err(CommandError::InvalidExpire),
         Some(ms) => Ok(ms),

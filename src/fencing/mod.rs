@@ -29,16 +29,14 @@ use crate::server::{Arg, Ctx, Key, KeyKind, OwnedString};
 /// Who a grant is for.
 #[derive(Clone, Copy)]
 pub enum Holder<'a> {
-    /// A token lock's holder, by its token (the lock's value).
-    Lock(&'a [u8]),
+    /// A token lock's holder, by its token (the lock's value), read only where a token is
+    /// asked for.
+    Lock(Arg<'a>),
     /// A lease's holder, by its member.
     Lease(&'a [u8]),
 }
 
 impl<'a> Holder<'a> {
-    pub fn lock(token: Arg<'a>) -> Self {
-        Holder::Lock(token.as_bytes())
-    }
     pub fn lease(member: Arg<'a>) -> Self {
         Holder::Lease(member.as_bytes())
     }
@@ -138,7 +136,7 @@ impl<'c, 'a> Fence<'c, 'a> {
             Holder::Lock(holder) => self
                 .latest
                 .token
-                .filter(|_| self.latest.holder.as_deref() == Some(holder)),
+                .filter(|_| self.latest.holder.as_deref() == Some(holder.as_bytes())),
             Holder::Lease(_) => self.own.as_ref().and_then(|own| own.token),
         }
     }
@@ -158,7 +156,7 @@ impl<'c, 'a> Fence<'c, 'a> {
             (Holder::Lock(holder), _) => {
                 let mut value = decimal.as_bytes().to_vec();
                 value.push(0);
-                value.extend_from_slice(holder);
+                value.extend_from_slice(holder.as_bytes());
                 match held {
                     Some(_) => self.latest.renew(ctx, &value, at_ms),
                     None => self.latest.write(ctx, &value, at_ms),

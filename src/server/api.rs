@@ -63,6 +63,7 @@ api_table! {
         // Strings.
         RedisModule_StringDMA,
         RedisModule_StringTruncate,
+        RedisModule_StringSet,
         // Sorted sets.
         RedisModule_ZsetAdd,
         RedisModule_ZsetRem,

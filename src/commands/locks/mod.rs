@@ -8,7 +8,7 @@ pub mod cad;
 pub mod extend;
 pub mod lock;
 
-use goblin_core::grant::Take;
+use goblin_core::grant::{LockKey, Take};
 
 use crate::error::CommandError;
 use crate::grant;
@@ -23,14 +23,14 @@ pub struct LockArgs<'call> {
 }
 
 // What the lock family shares with the readers-writer lock is `commands`'.
-pub use super::{fence_option, granted, lease_ms};
+pub use super::{fence_option, granted, lease_of};
 
 /// A lock's lease: as [`lease_ms`], or 0 for none (the key is held until it is released, as
-/// redis-py's `Lock` with `timeout=None` holds it: a plain `SET NX`).
+/// redis-py's `Lock` with `timeout=None` holds it: a plain `SET NX`). The argument read once.
 pub fn lock_lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
     match arg.to_i64() {
         Some(0) => Ok(0),
-        _ => lease_ms(arg),
+        read => lease_of(read),
     }
 }
 
@@ -48,16 +48,24 @@ pub fn take_now(
     // Checked first, as SET PX checks it: an end past 64-bit milliseconds is an error whoever
     // holds the key.
     goblin_core::grant::lock_end(args.ms, now_ms)?;
-    match goblin_core::grant::take(grant::lock_key(key), args.token.as_bytes()) {
+    // The key read once, for the decision and the grant; the token only against a lock held
+    // (a free key is taken, and a key of another type refused, whatever the token).
+    let held = grant::lock_key(key);
+    let token = match held {
+        LockKey::String(_) => args.token.as_bytes(),
+        LockKey::Empty | LockKey::Other => &[],
+    };
+    match goblin_core::grant::take(held, token) {
         Take::Takes => {}
         Take::Held => return Ok(None),
         Take::WrongType => return Err(CommandError::WrongType),
     }
+    let decided = goblin_core::grant::lock(held, token, args.ms, now_ms)?;
     let lock = grant::Lock {
-        token: args.token.as_bytes(),
+        token: args.token,
         ms: args.ms,
         fence: args.fence,
     };
-    let token = grant::lock(ctx, key, args.key, lock, now_ms)?;
+    let token = grant::lock_granted(ctx, key, args.key, lock, decided)?;
     Ok(Some(granted(token)))
 }
