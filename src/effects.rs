@@ -133,7 +133,7 @@ impl Effect<'_> {
                 ctx.replicate_with_word(command, key, Some(value), Word::Keepttl, None);
             }
             Effect::Set { value } => ctx.replicate(command, key, &[value]),
-            Effect::Incr | Effect::Del | Effect::Unlink => ctx.replicate(command, key, &[]),
+            Effect::Incr | Effect::Del | Effect::Unlink => ctx.replicate_key(command, key),
             Effect::Incrby { by } => {
                 let by = Decimal::integer(by);
                 ctx.replicate(command, key, &[by.as_bytes()]);

@@ -256,7 +256,17 @@ pub(crate) const fn extend_args(fence_added: Option<&'static CStr>) -> [ArgDoc; 
 }
 
 /// A trailing `FENCE`, once, and nothing else; checked with the key, before anything is read.
+/// Most calls have none: that is answered inline.
+#[inline]
 pub fn fence_option(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError> {
+    if rest.is_empty() {
+        return Ok(false);
+    }
+    fence_given(key, rest)
+}
+
+/// `fence_option` for a call with arguments left.
+fn fence_given(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError> {
     match rest {
         [] => Ok(false),
         [option] if option.is("FENCE") => {

@@ -100,6 +100,8 @@ impl<'c, 'a> Fence<'c, 'a> {
     /// The tokens of `key` and its `holder`, read, and checked that one can be minted here now
     /// (`clock::check`), when the call `asked` for one (`FENCE`): what a command does before
     /// it writes anything. An error for a key whose slot no key of the module's can share.
+    /// Inlined: most calls ask for none.
+    #[inline]
     pub fn asked(
         ctx: &'c Ctx,
         asked: bool,
@@ -109,6 +111,11 @@ impl<'c, 'a> Fence<'c, 'a> {
         if !asked {
             return Ok(None);
         }
+        Self::read(ctx, key, holder).map(Some)
+    }
+
+    /// The tokens `asked` reads and checks.
+    fn read(ctx: &'c Ctx, key: Arg<'_>, holder: Holder<'a>) -> Result<Self, CommandError> {
         let name = |member| token_key(key.as_bytes(), member).ok_or(NO_SLOT_TAG);
         let latest = Kept::read(ctx, name(None)?, LATEST_WRONG_TYPE)?;
         let own = match holder {
@@ -121,7 +128,7 @@ impl<'c, 'a> Fence<'c, 'a> {
             own,
         };
         clock::check(ctx, fence.stored())?;
-        Ok(Some(fence))
+        Ok(fence)
     }
 
     /// The largest token stored for the key or its holder.

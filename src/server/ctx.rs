@@ -227,6 +227,18 @@ impl Ctx {
         }
     }
 
+    /// `command key` alone (INCR, DEL, UNLINK), as `replicate` appends it: one literal format,
+    /// nothing built.
+    pub fn replicate_key(&self, command: &CStr, key: Arg<'_>) {
+        // SAFETY: "s" takes a live string, the key, which the server retains.
+        let status = unsafe {
+            api!(RedisModule_Replicate)(self.raw(), command.as_ptr(), c"s".as_ptr(), key.raw())
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("the server refused to replicate {command:?}");
+        }
+    }
+
     /// `command key [before] word [after]`, as `replicate` appends it, with `word` by
     /// reference (its string made at load): SET's `PXAT` and `KEEPTTL`, ZREMRANGEBYSCORE's
     /// `-inf`. One literal format per shape: nothing built per call.

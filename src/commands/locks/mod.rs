@@ -12,7 +12,7 @@ use goblin_core::grant::{LockKey, Take};
 
 use crate::error::CommandError;
 use crate::grant;
-use crate::server::{Arg, Ctx, Key, Reply};
+use crate::server::{Arg, Ctx, Key};
 
 pub struct LockArgs<'call> {
     pub key: Arg<'call>,
@@ -36,14 +36,14 @@ pub fn lock_lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
 
 /// Takes the lock for `args.token` if nobody holds it, or if the caller holds it already
 /// (`grant::take`), as `crate::grant::lock` grants it: with its fencing token if asked (a new
-/// one for a new holder, its own for a holder again); `None` (nothing written) if someone else
-/// holds it, or an error for a key of another type, or a token that cannot be minted. The
-/// caller has served the line first.
+/// one for a new holder, its own for a holder again; `granted` makes the reply); `None`
+/// (nothing written) if someone else holds it, or an error for a key of another type, or a
+/// token that cannot be minted. The caller has served the line first.
 pub fn take_now(
     ctx: &Ctx,
     key: &mut Key<'_>,
     args: &LockArgs<'_>,
-) -> Result<Option<Reply<'static>>, CommandError> {
+) -> Result<Option<Option<i64>>, CommandError> {
     let now_ms = ctx.now_ms();
     // Checked first, as SET PX checks it: an end past 64-bit milliseconds is an error whoever
     // holds the key.
@@ -66,6 +66,5 @@ pub fn take_now(
         ms: args.ms,
         fence: args.fence,
     };
-    let token = grant::lock_granted(ctx, key, args.key, lock, decided)?;
-    Ok(Some(granted(token)))
+    grant::lock_granted(ctx, key, args.key, lock, decided).map(Some)
 }
