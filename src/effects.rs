@@ -348,12 +348,13 @@ pub fn stored(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], event: &CStr) {
 /// A token lock taken for `token` (GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.WLOCK, a waiter's
 /// grant): `SET key token PXAT at_ms`, or `SET key token` without a lease, as SET fires and
 /// replicates it; as `stored_with_expiry` and `stored` write a value, with the token, one of
-/// the call's strings, kept and replicated by reference. A key that `holds` the token already
-/// (its holder again) keeps its value, the same bytes; any other is set to the token.
+/// the call's strings, replicated by reference. A key that `holds` the token already (its
+/// holder again) keeps its value, the same bytes; any other is written the token, sized for it
+/// first (`Key::set_string_sized`: a raw string, which the release reads as it is).
 pub fn lock_taken(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: Option<i64>, holds: bool) {
     let name = key.name();
     if !holds {
-        key.set_to(token);
+        key.set_string_sized(token.as_bytes());
     }
     match at_ms {
         Some(at_ms) => {

@@ -24,8 +24,8 @@ use crate::error::CommandError;
 use crate::fencing::{self, Fence, Holder};
 use crate::server::{Arg, Ctx, Key, KeyKind, OwnedString};
 
-/// A lock request: its token (one of the call's strings, which the lock keeps by reference),
-/// its lease (milliseconds, 0 for none), and `FENCE`.
+/// A lock request: its token (one of the call's strings, which the grant replicates by
+/// reference), its lease (milliseconds, 0 for none), and `FENCE`.
 #[derive(Clone, Copy)]
 pub struct Lock<'a> {
     pub token: Arg<'a>,

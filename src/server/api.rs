@@ -63,7 +63,6 @@ api_table! {
         // Strings.
         RedisModule_StringDMA,
         RedisModule_StringTruncate,
-        RedisModule_StringSet,
         // Sorted sets.
         RedisModule_ZsetAdd,
         RedisModule_ZsetRem,
