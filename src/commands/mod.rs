@@ -297,7 +297,10 @@ pub(crate) fn tally(
 
 /// A grant's reply: `OK`, or its fencing token.
 pub fn granted(token: Option<i64>) -> Reply<'static> {
-    token.map_or(Reply::Status(c"OK"), Reply::Int)
+    match token {
+        Some(token) => Reply::Int(token),
+        None => Reply::Status(c"OK"),
+    }
 }
 
 /// The lease: milliseconds, at least 1, as SET's PX takes them.
