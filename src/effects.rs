@@ -61,6 +61,11 @@ core_commands! {
 pub enum Effect<'a> {
     /// `SET key value PXAT at`: a value with its new expiry.
     SetPxat { value: &'a [u8], at_ms: i64 },
+    /// `SET key value PXAT at`, the value one of the call's strings (a client's token), by
+    /// reference.
+    SetArgPxat { value: Arg<'a>, at_ms: i64 },
+    /// `SET key value`, the value one of the call's strings, by reference.
+    SetArg { value: Arg<'a> },
     /// `SET key value PXAT at`, the expiry's decimal text made by the caller (a TAT's, which is
     /// its own text cut short: `StoredTat::expires_at_text`).
     SetPxatText { value: &'a [u8], at: &'a [u8] },
@@ -91,6 +96,8 @@ impl Effect<'_> {
     pub fn command(&self) -> CoreCommand {
         match self {
             Effect::SetPxat { .. }
+            | Effect::SetArgPxat { .. }
+            | Effect::SetArg { .. }
             | Effect::SetPxatText { .. }
             | Effect::SetKeepTtl { .. }
             | Effect::Set { .. } => CoreCommand::Set,
@@ -114,6 +121,11 @@ impl Effect<'_> {
                 let at = Decimal::integer(at_ms);
                 ctx.replicate_with_word(command, key, Some(value), Word::Pxat, Some(at.as_bytes()));
             }
+            Effect::SetArgPxat { value, at_ms } => {
+                let at = Decimal::integer(at_ms);
+                ctx.replicate_arg_with_word(command, key, value, Word::Pxat, at.as_bytes());
+            }
+            Effect::SetArg { value } => ctx.replicate_with_arg(command, key, None, value, None),
             Effect::SetPxatText { value, at } => {
                 ctx.replicate_with_word(command, key, Some(value), Word::Pxat, Some(at));
             }
@@ -121,7 +133,7 @@ impl Effect<'_> {
                 ctx.replicate_with_word(command, key, Some(value), Word::Keepttl, None);
             }
             Effect::Set { value } => ctx.replicate(command, key, &[value]),
-            Effect::Incr | Effect::Del | Effect::Unlink => ctx.replicate(command, key, &[]),
+            Effect::Incr | Effect::Del | Effect::Unlink => ctx.replicate_key(command, key),
             Effect::Incrby { by } => {
                 let by = Decimal::integer(by);
                 ctx.replicate(command, key, &[by.as_bytes()]);
@@ -333,13 +345,35 @@ pub fn stored(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], event: &CStr) {
     key.signal_modified();
 }
 
-/// A token lock taken for `token` (GOBLIN.LOCK, GOBLIN.BLOCK, a waiter's grant): `SET key
-/// token PXAT at_ms`, or `SET key token` without a lease, as SET fires and replicates it.
-pub fn lock_taken(ctx: &Ctx, key: &mut Key<'_>, token: &[u8], at_ms: Option<i64>) {
-    match at_ms {
-        Some(at_ms) => stored_with_expiry(ctx, key, token, at_ms, c"set"),
-        None => stored(ctx, key, token, c"set"),
+/// A token lock taken for `token` (GOBLIN.LOCK, GOBLIN.BLOCK, GOBLIN.WLOCK, a waiter's
+/// grant): `SET key token PXAT at_ms`, or `SET key token` without a lease, as SET fires and
+/// replicates it; as `stored_with_expiry` and `stored` write a value, with the token, one of
+/// the call's strings, replicated by reference. A key that `holds` the token already (its
+/// holder again) keeps its value, the same bytes; any other is written the token, sized for it
+/// first (`Key::set_string_sized`: a raw string, which the release reads as it is).
+pub fn lock_taken(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: Option<i64>, holds: bool) {
+    let name = key.name();
+    if !holds {
+        key.set_string_sized(token.as_bytes());
     }
+    match at_ms {
+        Some(at_ms) => {
+            key.set_abs_expire(at_ms);
+            ctx.notify(EventClass::String, c"set", name);
+            ctx.notify(EventClass::Generic, c"expire", name);
+            Effect::SetArgPxat {
+                value: token,
+                at_ms,
+            }
+            .replicate(ctx, name);
+        }
+        None => {
+            key.remove_ttl();
+            ctx.notify(EventClass::String, c"set", name);
+            Effect::SetArg { value: token }.replicate(ctx, name);
+        }
+    }
+    key.signal_modified();
 }
 
 /// Evicts what left a window at `cutoff` (`zwindow::evict`, which decides how far as it walks
@@ -432,9 +466,9 @@ fn recorded(ctx: &Ctx, key: &mut Key<'_>, changed: &[Arg<'_>], score: f64, expir
 /// A readers-writer lock's writer over its readers' sorted set (a reader promoted, or a writer
 /// taking a key whose read leases all lapsed): the set goes and the key is the writer's string,
 /// as `SET key token PXAT at_ms` replaces a key of another type, with SET's events alone.
-pub fn readers_replaced(ctx: &Ctx, key: &mut Key<'_>, token: &[u8], at_ms: i64) {
+pub fn readers_replaced(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64) {
     key.unlink();
-    stored_with_expiry(ctx, key, token, at_ms, c"set");
+    lock_taken(ctx, key, token, Some(at_ms), false);
 }
 
 /// A read lease held by `token` until `at_ms` (a reader's grant or renewal, a writer demoted):

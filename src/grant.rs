@@ -13,7 +13,7 @@
 //! more function here, and one more arm of each.
 
 use goblin_core::clock::seconds_of;
-use goblin_core::grant::{self, LockKey};
+use goblin_core::grant::{self, LockGrant, LockKey};
 use goblin_core::rwlock::{self, Holders, How, Mode};
 use goblin_core::waitlist::{plan, Want};
 use goblin_core::zwindow::{self, WindowExpiry, Zadded};
@@ -24,10 +24,11 @@ use crate::error::CommandError;
 use crate::fencing::{self, Fence, Holder};
 use crate::server::{Arg, Ctx, Key, KeyKind, OwnedString};
 
-/// A lock request: its token, its lease (milliseconds, 0 for none), and `FENCE`.
+/// A lock request: its token (one of the call's strings, which the grant replicates by
+/// reference), its lease (milliseconds, 0 for none), and `FENCE`.
 #[derive(Clone, Copy)]
 pub struct Lock<'a> {
-    pub token: &'a [u8],
+    pub token: Arg<'a>,
     pub ms: i64,
     pub fence: bool,
 }
@@ -36,7 +37,7 @@ pub struct Lock<'a> {
 pub fn lock_key<'k>(key: &'k Key<'_>) -> LockKey<'k> {
     match key.kind() {
         KeyKind::Empty => LockKey::Empty,
-        KeyKind::String => LockKey::String(key.string().unwrap_or_default()),
+        KeyKind::String => LockKey::String(key.string_or_empty().unwrap_or_default()),
         KeyKind::SortedSet | KeyKind::Other => LockKey::Other,
     }
 }
@@ -52,9 +53,20 @@ pub fn lock(
     lock: Lock<'_>,
     now_ms: i64,
 ) -> Result<Option<i64>, CommandError> {
-    let granted = grant::lock(lock_key(key), lock.token, lock.ms, now_ms)?;
+    let granted = grant::lock(lock_key(key), lock.token.as_bytes(), lock.ms, now_ms)?;
+    lock_granted(ctx, key, name, lock, granted)
+}
+
+/// As `lock`, its grant (`grant::lock`) made by the caller from the key as it read it.
+pub fn lock_granted(
+    ctx: &Ctx,
+    key: &mut Key<'_>,
+    name: Arg<'_>,
+    lock: Lock<'_>,
+    granted: LockGrant,
+) -> Result<Option<i64>, CommandError> {
     let fence = Fence::asked(ctx, lock.fence, name, Holder::Lock(lock.token))?;
-    effects::lock_taken(ctx, key, lock.token, granted.at_ms);
+    effects::lock_taken(ctx, key, lock.token, granted.at_ms, granted.renewal);
     Ok(fence.map(|fence| fence.grant(ctx, granted.renewal, granted.at_ms)))
 }
 
@@ -195,11 +207,12 @@ impl RwLease<'_> {
     /// writer demoted (its string gives way to the readers' set, with a new token). The key's
     /// type and the fence are checked before anything is written; its token, if asked for.
     pub fn reader(&self, ctx: &Ctx, key: &mut Key<'_>) -> Result<Option<i64>, CommandError> {
-        if key.kind() == KeyKind::Other {
+        let kind = key.kind();
+        if kind == KeyKind::Other {
             return Err(CommandError::WrongType);
         }
         let fence = Fence::asked(ctx, self.fence, self.name, Holder::lease(self.token))?;
-        match key.kind() {
+        match kind {
             KeyKind::String => effects::deleted(ctx, key, Deletion::Unlink),
             KeyKind::SortedSet => {
                 effects::evict(ctx, key, rwlock::lapsed_through(self.now_ms));
@@ -215,21 +228,21 @@ impl RwLease<'_> {
     /// its read lease's token goes, and it gets a new one). The key's type and the fence are
     /// checked before anything is written; its token, if asked for.
     pub fn writer(&self, ctx: &Ctx, key: &mut Key<'_>) -> Result<Option<i64>, CommandError> {
-        if key.kind() == KeyKind::Other {
+        let kind = key.kind();
+        if kind == KeyKind::Other {
             return Err(CommandError::WrongType);
         }
-        let fence = Fence::asked(ctx, self.fence, self.name, Holder::lock(self.token))?;
-        let token = self.token.as_bytes();
-        match key.kind() {
+        let fence = Fence::asked(ctx, self.fence, self.name, Holder::Lock(self.token))?;
+        match kind {
             KeyKind::String => effects::expires_at(ctx, key, self.end_ms),
             KeyKind::SortedSet => {
-                effects::readers_replaced(ctx, key, token, self.end_ms);
+                effects::readers_replaced(ctx, key, self.token, self.end_ms);
                 if self.how == How::Switch {
-                    fencing::lease_released(ctx, self.name, token);
+                    fencing::lease_released(ctx, self.name, self.token.as_bytes());
                 }
             }
             KeyKind::Empty | KeyKind::Other => {
-                effects::lock_taken(ctx, key, token, Some(self.end_ms));
+                effects::lock_taken(ctx, key, self.token, Some(self.end_ms), false);
             }
         }
         Ok(fence.map(|fence| fence.grant(ctx, self.how == How::Again, Some(self.end_ms))))
@@ -277,8 +290,9 @@ pub fn in_line(
 ) -> Option<Result<Option<i64>, CommandError>> {
     match want {
         Want::Lock { token, ms, fence } => {
+            let token = ctx.string(token);
             let request = Lock {
-                token,
+                token: token.arg(),
                 ms: *ms,
                 fence: *fence,
             };

@@ -256,7 +256,17 @@ pub(crate) const fn extend_args(fence_added: Option<&'static CStr>) -> [ArgDoc; 
 }
 
 /// A trailing `FENCE`, once, and nothing else; checked with the key, before anything is read.
+/// Most calls have none: that is answered inline.
+#[inline]
 pub fn fence_option(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError> {
+    if rest.is_empty() {
+        return Ok(false);
+    }
+    fence_given(key, rest)
+}
+
+/// `fence_option` for a call with arguments left.
+fn fence_given(key: Arg<'_>, rest: &[Arg<'_>]) -> Result<bool, CommandError> {
     match rest {
         [] => Ok(false),
         [option] if option.is("FENCE") => {
@@ -287,12 +297,20 @@ pub(crate) fn tally(
 
 /// A grant's reply: `OK`, or its fencing token.
 pub fn granted(token: Option<i64>) -> Reply<'static> {
-    token.map_or(Reply::Status(c"OK"), Reply::Int)
+    match token {
+        Some(token) => Reply::Int(token),
+        None => Reply::Status(c"OK"),
+    }
 }
 
 /// The lease: milliseconds, at least 1, as SET's PX takes them.
 pub fn lease_ms(arg: Arg<'_>) -> Result<i64, CommandError> {
-    match arg.to_i64() {
+    lease_of(arg.to_i64())
+}
+
+/// The lease of an argument read as an integer (`Arg::to_i64`), as [`lease_ms`] takes it.
+pub fn lease_of(read: Option<i64>) -> Result<i64, CommandError> {
+    match read {
         None => Err(CommandError::NotInteger),
         Some(ms) if ms <= 0 => Err(CommandError::InvalidExpire),
         Some(ms) => Ok(ms),

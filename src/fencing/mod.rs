@@ -29,16 +29,14 @@ use crate::server::{Arg, Ctx, Key, KeyKind, OwnedString};
 /// Who a grant is for.
 #[derive(Clone, Copy)]
 pub enum Holder<'a> {
-    /// A token lock's holder, by its token (the lock's value).
-    Lock(&'a [u8]),
+    /// A token lock's holder, by its token (the lock's value), read only where a token is
+    /// asked for.
+    Lock(Arg<'a>),
     /// A lease's holder, by its member.
     Lease(&'a [u8]),
 }
 
 impl<'a> Holder<'a> {
-    pub fn lock(token: Arg<'a>) -> Self {
-        Holder::Lock(token.as_bytes())
-    }
     pub fn lease(member: Arg<'a>) -> Self {
         Holder::Lease(member.as_bytes())
     }
@@ -102,6 +100,8 @@ impl<'c, 'a> Fence<'c, 'a> {
     /// The tokens of `key` and its `holder`, read, and checked that one can be minted here now
     /// (`clock::check`), when the call `asked` for one (`FENCE`): what a command does before
     /// it writes anything. An error for a key whose slot no key of the module's can share.
+    /// Inlined: most calls ask for none.
+    #[inline]
     pub fn asked(
         ctx: &'c Ctx,
         asked: bool,
@@ -111,6 +111,11 @@ impl<'c, 'a> Fence<'c, 'a> {
         if !asked {
             return Ok(None);
         }
+        Self::read(ctx, key, holder).map(Some)
+    }
+
+    /// The tokens `asked` reads and checks.
+    fn read(ctx: &'c Ctx, key: Arg<'_>, holder: Holder<'a>) -> Result<Self, CommandError> {
         let name = |member| token_key(key.as_bytes(), member).ok_or(NO_SLOT_TAG);
         let latest = Kept::read(ctx, name(None)?, LATEST_WRONG_TYPE)?;
         let own = match holder {
@@ -123,7 +128,7 @@ impl<'c, 'a> Fence<'c, 'a> {
             own,
         };
         clock::check(ctx, fence.stored())?;
-        Ok(Some(fence))
+        Ok(fence)
     }
 
     /// The largest token stored for the key or its holder.
@@ -138,7 +143,7 @@ impl<'c, 'a> Fence<'c, 'a> {
             Holder::Lock(holder) => self
                 .latest
                 .token
-                .filter(|_| self.latest.holder.as_deref() == Some(holder)),
+                .filter(|_| self.latest.holder.as_deref() == Some(holder.as_bytes())),
             Holder::Lease(_) => self.own.as_ref().and_then(|own| own.token),
         }
     }
@@ -158,7 +163,7 @@ impl<'c, 'a> Fence<'c, 'a> {
             (Holder::Lock(holder), _) => {
                 let mut value = decimal.as_bytes().to_vec();
                 value.push(0);
-                value.extend_from_slice(holder);
+                value.extend_from_slice(holder.as_bytes());
                 match held {
                     Some(_) => self.latest.renew(ctx, &value, at_ms),
                     None => self.latest.write(ctx, &value, at_ms),

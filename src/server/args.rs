@@ -141,6 +141,14 @@ impl<'call> Arg<'call> {
     /// up (0: wait for ever).
     pub fn to_timeout_ms(self) -> Result<i64, CommandError> {
         use super::error::timeout::{NEGATIVE, NOT_A_FLOAT, OUT_OF_RANGE};
+        // Whole seconds, what clients mostly send, whose milliseconds a double holds exactly
+        // (up to 2^53): the same milliseconds as the double's below, without it.
+        const EXACT_SECONDS: i64 = (1 << f64::MANTISSA_DIGITS) / 1000;
+        if let Some(seconds) =
+            parse_integer(self.as_bytes()).filter(|s| (0..=EXACT_SECONDS).contains(s))
+        {
+            return Ok(seconds * 1000);
+        }
         let seconds = self.to_f64().filter(|s| !s.is_nan()).ok_or(NOT_A_FLOAT)?;
         let ms = (seconds * 1000.0).ceil();
         if ms >= 9_223_372_036_854_775_808.0 {

@@ -227,6 +227,18 @@ impl Ctx {
         }
     }
 
+    /// `command key` alone (INCR, DEL, UNLINK), as `replicate` appends it: one literal format,
+    /// nothing built.
+    pub fn replicate_key(&self, command: &CStr, key: Arg<'_>) {
+        // SAFETY: "s" takes a live string, the key, which the server retains.
+        let status = unsafe {
+            api!(RedisModule_Replicate)(self.raw(), command.as_ptr(), c"s".as_ptr(), key.raw())
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("the server refused to replicate {command:?}");
+        }
+    }
+
     /// `command key [before] word [after]`, as `replicate` appends it, with `word` by
     /// reference (its string made at load): SET's `PXAT` and `KEEPTTL`, ZREMRANGEBYSCORE's
     /// `-inf`. One literal format per shape: nothing built per call.
@@ -289,6 +301,51 @@ impl Ctx {
                 (None, Some((a, al))) => replicate(ctx, cmd, c"ssb".as_ptr(), key, made, a, al),
                 (None, None) => replicate(ctx, cmd, c"ss".as_ptr(), key, made),
             }
+        };
+        if status != raw::REDISMODULE_OK as c_int {
+            panic!("the server refused to replicate {command:?}");
+        }
+    }
+
+    /// `command key string word after`, with both `string` (one of the call's own strings: a
+    /// client's token) and `word` by reference: `SET key token PXAT at`. The server copies
+    /// neither, where each as bytes would be made into a new string object and freed again
+    /// (about 150 to 250 instructions a string).
+    pub fn replicate_arg_with_word(
+        &self,
+        command: &CStr,
+        key: Arg<'_>,
+        string: Arg<'_>,
+        word: Word,
+        after: &[u8],
+    ) {
+        let made = word.raw();
+        if made.is_null() {
+            let text = word.text().to_bytes();
+            return self.replicate(command, key, &[string.as_bytes(), text, after]);
+        }
+        let (ctx, cmd, key, string) = (self.raw(), command.as_ptr(), key.raw(), string.raw());
+        // An empty slice's pointer is dangling: hand the server a real one.
+        let after_ptr = if after.is_empty() {
+            c"".as_ptr()
+        } else {
+            after.as_ptr().cast::<c_char>()
+        };
+        // SAFETY: the format names exactly the arguments passed after it: "s" a live string
+        // (the key and `string`, alive for the call at least; the word, the module's for its
+        // whole life), "b" a (pointer, length) pair that lives across the call. The server
+        // copies or retains everything before returning.
+        let status = unsafe {
+            api!(RedisModule_Replicate)(
+                ctx,
+                cmd,
+                c"sssb".as_ptr(),
+                key,
+                string,
+                made,
+                after_ptr,
+                after.len(),
+            )
         };
         if status != raw::REDISMODULE_OK as c_int {
             panic!("the server refused to replicate {command:?}");

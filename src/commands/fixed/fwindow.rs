@@ -129,6 +129,6 @@ impl Command for GoblinFwindow {
             effects::drop_ended_window(ctx, &mut key);
         }
         effects::write_counter(ctx, &mut key, &outcome.write);
-        Ok(Reply::Ints(outcome.reply().into_iter().collect()))
+        Ok(Reply::ints(&outcome.reply()))
     }
 }

@@ -31,19 +31,16 @@ fn standing(key: Option<&Key<'_>>, now_ms: i64) -> Result<Standing, CommandError
     let Some(key) = key else {
         return Ok(None);
     };
-    match key.kind() {
-        KeyKind::Empty => Ok(None),
-        KeyKind::String => {
-            let value = key
-                .string()
-                .and_then(parse_integer)
-                .ok_or(CommandError::NotInteger)?;
-            Ok(Some((
-                value,
-                key.expires_at_ms()
-                    .map(|at_ms| at_ms.saturating_sub(now_ms)),
-            )))
-        }
-        KeyKind::SortedSet | KeyKind::Other => Err(CommandError::WrongType),
-    }
+    // The bytes first, one call into the server for a counter: none for a key of another type,
+    // and its kind asked only where they are empty (a missing key, or an empty string).
+    let value = match key.string_or_empty() {
+        None => return Err(CommandError::WrongType),
+        Some([]) if key.kind() == KeyKind::Empty => return Ok(None),
+        Some(bytes) => parse_integer(bytes).ok_or(CommandError::NotInteger)?,
+    };
+    Ok(Some((
+        value,
+        key.expires_at_ms()
+            .map(|at_ms| at_ms.saturating_sub(now_ms)),
+    )))
 }

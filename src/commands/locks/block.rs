@@ -11,7 +11,7 @@
 
 use goblin_core::waitlist::Want;
 
-use super::{fence_option, lock_lease_ms, take_now, LockArgs};
+use super::{fence_option, granted, lock_lease_ms, take_now, LockArgs};
 use crate::commands::{fence_arg, tally};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -79,7 +79,7 @@ impl Command for GoblinBlock {
         let lock = &args.lock;
         let reply = waiting::acquire(ctx, lock.key, Some(waits), |key, _| {
             Ok(match take_now(ctx, key, lock)? {
-                Some(reply) => Decision::Now(reply),
+                Some(token) => Decision::Now(granted(token)),
                 None => Decision::Wait(Want::Lock {
                     token: lock.token.as_bytes().to_vec(),
                     ms: lock.ms,

@@ -69,7 +69,7 @@ impl Command for GoblinExtend {
             .now_ms()
             .checked_add(ttl_ms)
             .ok_or(CommandError::InvalidExpire)?;
-        let fence = Fence::asked(ctx, args.fence, args.key, Holder::lock(args.token))?;
+        let fence = Fence::asked(ctx, args.fence, args.key, Holder::Lock(args.token))?;
         effects::expires_at(ctx, &mut key, at_ms);
         EXTENDED.add(1);
         // The holder keeps its token (one is minted if its grant had none), and the token's

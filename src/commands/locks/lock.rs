@@ -8,7 +8,7 @@
 //! -> OK, or nil
 //! ```
 
-use super::{fence_option, lock_lease_ms, take_now, LockArgs};
+use super::{fence_option, granted, lock_lease_ms, take_now, LockArgs};
 use crate::commands::{fence_arg, tally};
 use crate::error::CommandError;
 use crate::server::command::{ArgDoc, Command, KeyAccess, Keys, Spec};
@@ -60,10 +60,11 @@ impl Command for GoblinLock {
     fn run<'call>(ctx: &'call Ctx, args: LockArgs<'call>) -> Result<Reply<'call>, CommandError> {
         // Never before a caller waiting in line (GOBLIN.BLOCK).
         let reply = waiting::acquire(ctx, args.key, None, |key, _| {
-            Ok(match take_now(ctx, key, &args)? {
-                Some(reply) => Decision::Now(reply),
-                None => Decision::Now(Reply::Null),
-            })
+            // Matched, not `map_or`: a nil made and dropped on every grant costs a reply's drop.
+            Ok(Decision::Now(match take_now(ctx, key, &args)? {
+                Some(token) => granted(token),
+                None => Reply::Null,
+            }))
         })?;
         tally(&reply, &ACQUIRED, None, Some(&REFUSED));
         Ok(reply)

@@ -68,15 +68,15 @@ pub(crate) fn lease_end(now_ms: i64, ms: i64) -> Result<i64, CommandError> {
 
 /// A newcomer asking for `mode` (GOBLIN.RLOCK, GOBLIN.WLOCK, and the blocking ones before they
 /// wait), once its key's line has been served: its grant's reply if the key lets it in now, as
-/// `rwlock::take` decides; `None` (nothing written) if not. Also the key as it read it, for a
-/// blocking call to wait on.
+/// `rwlock::take` decides (the grant's fencing token, if asked: `granted` makes the reply);
+/// `None` (nothing written) if not. Also the key as it read it, for a blocking call to wait on.
 fn take_now(
     ctx: &Ctx,
     key: &mut Key<'_>,
     args: &RwArgs<'_>,
     mode: Mode,
     someone_waits: bool,
-) -> Result<(Option<Reply<'static>>, Holders), CommandError> {
+) -> Result<(Option<Option<i64>>, Holders), CommandError> {
     let now_ms = ctx.now_ms();
     let holders = grant::holders(key, args.token, mode, now_ms);
     // The key's type first, then what is computed from the clock (the contract's order).
@@ -96,8 +96,7 @@ fn take_now(
         fence: args.fence,
         now_ms,
     };
-    let token = lease.grant(ctx, key, mode)?;
-    Ok((Some(granted(token)), holders))
+    Ok((Some(lease.grant(ctx, key, mode)?), holders))
 }
 
 /// The arguments of the acquires that do not wait (GOBLIN.RLOCK, GOBLIN.WLOCK).
@@ -142,8 +141,12 @@ pub(crate) fn acquire_now(
     refused: &Counter,
 ) -> Result<Reply<'static>, CommandError> {
     let reply = waiting::acquire(ctx, args.key, None, |key, ahead| {
-        let (granted, _) = take_now(ctx, key, args, mode, ahead.someone_waits)?;
-        Ok(Decision::Now(granted.unwrap_or(Reply::Null)))
+        let (token, _) = take_now(ctx, key, args, mode, ahead.someone_waits)?;
+        // Matched, not `map_or`: a nil made and dropped on every grant costs a reply's drop.
+        Ok(Decision::Now(match token {
+            Some(token) => granted(token),
+            None => Reply::Null,
+        }))
     })?;
     tally(&reply, acquired, None, Some(refused));
     Ok(reply)
@@ -168,9 +171,9 @@ pub(crate) fn acquire_or_wait(
     };
     let lock = &args.lock;
     let reply = waiting::acquire(ctx, lock.key, Some(waits), |key, ahead| {
-        let (granted, holders) = take_now(ctx, key, lock, mode, ahead.someone_waits)?;
-        if let Some(reply) = granted {
-            return Ok(Decision::Now(reply));
+        let (token, holders) = take_now(ctx, key, lock, mode, ahead.someone_waits)?;
+        if let Some(token) = token {
+            return Ok(Decision::Now(granted(token)));
         }
         if ctx.placement().no_blocking {
             return Ok(Decision::Now(Reply::Null));
