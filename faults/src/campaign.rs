@@ -432,11 +432,13 @@ fn check(shared: &Shared) -> (Vec<Violation>, Excess, Resource, Split) {
     let ops: Vec<Op> = lock(&shared.ops).clone();
     let faults = lock(&shared.faults).clone();
     let roles = lock(&shared.roles).clone();
+    let holds = lock(&shared.write_holds).clone();
     let input = Input {
         ops: &ops,
         faults: &faults,
         roles: &roles,
         locks: &shared.locks,
+        holds: &holds,
     };
     let report = checks::run(&input);
     let mut violations: Vec<Violation> = lock(&shared.live).clone();

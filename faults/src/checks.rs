@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::history::{Actor, Fault, FaultKind, Mode, NodeId, Op, Outcome, Violation, What};
 use crate::limits::{self, Admitted};
 use crate::locks::{self, Kind, LockKeyDef, State};
-use crate::shared::RoleSpan;
+use crate::shared::{RoleSpan, WriteHold};
 use crate::wire::Reply;
 
 /// What each checker checks, in one plain sentence (the report and docs/testing.md say them).
@@ -33,6 +33,8 @@ pub struct Input<'a> {
     pub faults: &'a [Fault],
     pub roles: &'a [RoleSpan],
     pub locks: &'a [LockKeyDef],
+    /// The spans in which a node may have held writes back (`crate::shared::WriteHold`).
+    pub holds: &'a [WriteHold],
 }
 
 /// What the quota checker measured.
@@ -457,7 +459,7 @@ fn lock_steps(input: &Input<'_>) -> Vec<Violation> {
         let (Some(lo), Some(hi), Some(reply)) = (op.lo, op.hi, op.reply()) else {
             continue;
         };
-        if !crate::worker::whole(lo, hi) {
+        if !crate::worker::whole(input.holds, op.node, lo, hi) {
             continue;
         }
         let before = State::read(&op.pre);
@@ -1244,6 +1246,7 @@ mod tests {
             faults: &[],
             roles: &roles,
             locks: &locks,
+            holds: &[],
         };
         run(&input).violations.iter().map(|v| v.checker).collect()
     }
@@ -1355,6 +1358,61 @@ mod tests {
         assert!(!run_on(&taken_back).contains(&"stranded"));
     }
 
+    #[test]
+    fn a_step_whose_write_a_pause_may_have_held_back_is_not_judged() {
+        let key = locks()[0].name.clone();
+        // Granted on a key its read before found held by another: the model's finding, unless
+        // the server may have held the call back (a pause) while another client's held write
+        // (a release) ran first.
+        let mut stale = op(
+            1,
+            acquire(&key, "a", 3000, None),
+            T0,
+            T0 + 50,
+            Reply::Int(T0 + 10),
+        );
+        stale.pre = vec![
+            Reply::Bulk(b"b".to_vec()),
+            Reply::Error("WRONGTYPE".into()),
+            Reply::Int(59_000),
+        ];
+        let judged = |holds: &[WriteHold]| {
+            let (roles, locks) = (roles(), locks());
+            let input = Input {
+                ops: std::slice::from_ref(&stale),
+                faults: &[],
+                roles: &roles,
+                locks: &locks,
+                holds,
+            };
+            run(&input)
+                .violations
+                .iter()
+                .map(|v| v.checker)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(judged(&[]), ["model"]);
+        let hold = |node: Option<NodeId>, from_us: i64, to_us: i64| WriteHold {
+            node,
+            from_us,
+            to_us,
+        };
+        // A pause on its node that ended (with its margin) just as the step began.
+        assert_eq!(
+            judged(&[hold(Some(0), T0 - 400_000, T0 + 10)]),
+            Vec::<&str>::new()
+        );
+        // One still open, and one of every node.
+        assert_eq!(
+            judged(&[hold(Some(0), T0 - 1, i64::MAX)]),
+            Vec::<&str>::new()
+        );
+        assert_eq!(judged(&[hold(None, T0, T0 + 1)]), Vec::<&str>::new());
+        // A pause on another node, or over before the step: judged.
+        assert_eq!(judged(&[hold(Some(1), T0 - 1, i64::MAX)]), ["model"]);
+        assert_eq!(judged(&[hold(Some(0), T0 - 400_000, T0 - 1)]), ["model"]);
+    }
+
     /// GOBLIN.MFWINDOW 1 key 3000 8, admitted on `node`, its window ending at `end_ms`.
     fn admitted_on(id: u64, node: NodeId, key: &[u8], at: i64, end_ms: i64) -> Op {
         let family = crate::limits::Family::Mfwindow {
@@ -1413,6 +1471,7 @@ mod tests {
                 faults: &[],
                 roles,
                 locks: &locks,
+                holds: &[],
             };
             run(&input)
                 .violations

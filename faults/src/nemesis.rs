@@ -456,10 +456,22 @@ impl<'a> Nemesis<'a> {
                 let node = self.any_primary()?;
                 let ms = self.rng.range(100, 800);
                 let how = if self.rng.chance(50) { "WRITE" } else { "ALL" };
-                self.admin(node)?
-                    .call(&cmd(&["CLIENT", "PAUSE", &ms.to_string(), how]), within())
-                    .ok()?;
-                std::thread::sleep(Duration::from_millis(ms as u64 + 20));
+                let hold = self.shared.writes_held(Some(node));
+                let paused = self
+                    .admin(node)
+                    .and_then(|mut admin| {
+                        admin
+                            .call(&cmd(&["CLIENT", "PAUSE", &ms.to_string(), how]), within())
+                            .ok()
+                    })
+                    .is_some();
+                if paused {
+                    std::thread::sleep(Duration::from_millis(ms as u64 + 20));
+                }
+                self.shared.writes_released(hold);
+                if !paused {
+                    return None;
+                }
                 Some((
                     Some(node),
                     Some(Vec::new()),
@@ -498,7 +510,14 @@ impl<'a> Nemesis<'a> {
             Partition => self.partition(),
             Delay => self.delay(),
             ClusterFailover => self.cluster_failover(),
-            SlotMigration | AtomicSlotMigration => self.migrate(kind == AtomicSlotMigration),
+            AtomicSlotMigration => {
+                // The handover holds the source's writes back for a moment.
+                let hold = self.shared.writes_held(None);
+                let struck = self.migrate(true);
+                self.shared.writes_released(hold);
+                struck
+            }
+            SlotMigration => self.migrate(false),
             ForeignType | Delete | Expire | Rename | Flush => self.by_hand(kind),
         }
     }
@@ -861,11 +880,12 @@ impl<'a> Nemesis<'a> {
         }
         let replica = replica?;
         if self.rng.chance(50) {
-            let reply = self
-                .admin(replica)?
-                .call(&cmd(&["CLUSTER", "FAILOVER"]), within())
-                .ok();
+            // A manual failover holds the primary's writes back until its replica has them.
+            let mut admin = self.admin(replica)?;
+            let hold = self.shared.writes_held(Some(primary));
+            let reply = admin.call(&cmd(&["CLUSTER", "FAILOVER"]), within()).ok();
             self.shared.nap(Duration::from_secs(3));
+            self.shared.writes_released(hold);
             Some((
                 Some(primary),
                 None,

@@ -101,6 +101,32 @@ pub struct Shared {
     pub goblin_keys: Vec<Vec<u8>>,
     /// Calls answered, by the servers (not the observers).
     pub answered: AtomicU64,
+    /// Spans in which a node may hold writes back and not reads (`WriteHold`).
+    pub write_holds: Mutex<Vec<WriteHold>>,
+}
+
+/// A span in which a node may hold writes back and not the reads before them: `CLIENT PAUSE
+/// WRITE` (or ALL), a cluster's manual failover, an atomic slot migration's handover. The held
+/// writes of other clients run first when it ends, so a step's reads before its call may be
+/// stale, however briefly its own write was held. Registered before the fault strikes, open
+/// (`to_us` = `i64::MAX`) until it is over, then closed `HOLD_MARGIN_US` after: the server
+/// notices a pause's end on its next cron, up to 100 ms late. `node`: `None` for every node.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteHold {
+    pub node: Option<NodeId>,
+    pub from_us: i64,
+    pub to_us: i64,
+}
+
+/// How long after a hold's end it may still release held writes.
+pub const HOLD_MARGIN_US: i64 = 250_000;
+
+/// Whether a step on `node` from `lo` to `hi` (server µs) overlaps a span that may have held
+/// writes back.
+pub fn held_back(holds: &[WriteHold], node: Option<NodeId>, lo: i64, hi: i64) -> bool {
+    holds.iter().any(|h| {
+        (h.node.is_none() || node.is_none() || h.node == node) && h.from_us <= hi && h.to_us >= lo
+    })
 }
 
 /// A mutex that a panicking thread does not poison for the others.
@@ -148,7 +174,32 @@ impl Shared {
             limits,
             goblin_keys,
             answered: AtomicU64::new(0),
+            write_holds: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Opens a span in which `node` (`None`: every node) may hold writes back; its index, for
+    /// `writes_released`.
+    pub fn writes_held(&self, node: Option<NodeId>) -> usize {
+        let mut holds = lock(&self.write_holds);
+        holds.push(WriteHold {
+            node,
+            from_us: crate::history::wall_us(),
+            to_us: i64::MAX,
+        });
+        holds.len() - 1
+    }
+
+    /// Closes span `index`: over now, and `HOLD_MARGIN_US` after.
+    pub fn writes_released(&self, index: usize) {
+        if let Some(hold) = lock(&self.write_holds).get_mut(index) {
+            hold.to_us = crate::history::wall_us() + HOLD_MARGIN_US;
+        }
+    }
+
+    /// Whether a step on `node` from `lo` to `hi` may have had its write held back.
+    pub fn held_back(&self, node: Option<NodeId>, lo: i64, hi: i64) -> bool {
+        held_back(&lock(&self.write_holds), node, lo, hi)
     }
 
     pub fn elapsed_ms(&self) -> u64 {

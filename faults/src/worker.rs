@@ -15,7 +15,7 @@ use crate::limits;
 use crate::locks::{self, Kind, ReleaseBy};
 use crate::net::{self, Host};
 use crate::rng::Rng;
-use crate::shared::{lock, Flight, Holding, Shared};
+use crate::shared::{held_back, lock, Flight, Holding, Shared, WriteHold};
 use crate::topology::{self, Shape, MASTER};
 use crate::wire::{cmd, time_us, Client, Command, Reply, ReplyExt};
 
@@ -80,11 +80,13 @@ fn text(n: i64) -> Vec<u8> {
 }
 
 /// Whether a step ran whole: its reads, its call and its reads after, with nothing of another
-/// client between them. A step the server held up for more than 20 ms says nothing: `CLIENT
-/// PAUSE WRITE` (and a manual failover, and an atomic slot migration's handover) holds back a
-/// write and not the reads before it, and other clients' held writes may run first.
-pub fn whole(lo: i64, hi: i64) -> bool {
-    hi - lo <= 20_000
+/// client between them. A step the server held up for more than 20 ms says nothing, nor one
+/// that met a span in which its node may hold writes back (`WriteHold`): `CLIENT PAUSE WRITE`
+/// (and a manual failover, and an atomic slot migration's handover) holds back a write and not
+/// the reads before it, and other clients' held writes may run first, however briefly this
+/// step's own was held.
+pub fn whole(holds: &[WriteHold], node: Option<NodeId>, lo: i64, hi: i64) -> bool {
+    hi - lo <= 20_000 && !held_back(holds, node, lo, hi)
 }
 
 /// How a pipeline's replies split: the clock before, the reads before, the call's reply, the
@@ -434,7 +436,8 @@ impl Worker<'_> {
             return;
         };
         if let (Some(lo), Some(hi), Some(reply)) = (op.lo, op.hi, op.reply()) {
-            if !whole(lo, hi) {
+            let holds = lock(&self.shared.write_holds).clone();
+            if !whole(&holds, op.node, lo, hi) {
                 self.record(op);
                 return;
             }
