@@ -233,6 +233,8 @@ struct Line {
     granted: fn() -> Reply,
     /// The waiter whose own token would be kept too, if any.
     holder: Option<&'static str>,
+    /// A newcomer that does not wait, for what the plain waiter waits for.
+    newcomer: &'static [&'static str],
 }
 
 const LINES: &[Line] = &[
@@ -243,6 +245,7 @@ const LINES: &[Line] = &[
         plain: &["GOBLIN.BLOCK", KEY, "w2", "60000", "0"],
         granted: ok,
         holder: None,
+        newcomer: &["GOBLIN.LOCK", KEY, "n", "60000"],
     },
     Line {
         hold: &["GOBLIN.ZWINDOW", KEY, "*", "60", "1", "h"],
@@ -251,6 +254,7 @@ const LINES: &[Line] = &[
         plain: &["GOBLIN.BZWINDOW", KEY, "60", "1", "w2", "0"],
         granted: || Reply::Int(1),
         holder: Some("w1"),
+        newcomer: &["GOBLIN.ZWINDOW", KEY, "*", "60", "1", "n"],
     },
     Line {
         hold: &["GOBLIN.WLOCK", KEY, "h", "60000"],
@@ -259,6 +263,7 @@ const LINES: &[Line] = &[
         plain: &["GOBLIN.BWLOCK", KEY, "w2", "60000", "0"],
         granted: ok,
         holder: None,
+        newcomer: &["GOBLIN.WLOCK", KEY, "n", "60000"],
     },
     Line {
         hold: &["GOBLIN.WLOCK", KEY, "h", "60000"],
@@ -267,6 +272,7 @@ const LINES: &[Line] = &[
         plain: &["GOBLIN.BWLOCK", KEY, "w2", "60000", "0"],
         granted: ok,
         holder: Some("w1"),
+        newcomer: &["GOBLIN.WLOCK", KEY, "n", "60000"],
     },
 ];
 
@@ -309,6 +315,51 @@ on_every_server! {
                 assert_eq!(holds, ["w2"], "{:?}", line.fenced);
                 assert_eq!(c.call(&["TYPE", name]), Reply::Status("list".into()));
             }
+        }
+        no_internal_error(&server);
+    }
+}
+
+on_every_server! {
+    /// Two waiters in a row whose grants cannot be made, then one whose grant can, and a
+    /// newcomer that does not wait in the same transaction as the release: both refused waiters
+    /// are answered, the third is served, and the newcomer never finds the key free before it
+    /// (a refusal once left the rest of the line to a look of its own, after the newcomer).
+    fn after_waiters_refused_in_a_row_the_next_is_served_before_any_newcomer(flavor: Flavor) {
+        let server = Server::start(flavor);
+        let mut c = server.conn();
+        for line in LINES {
+            c.call(&["FLUSHALL"]);
+            assert!(!c.call(line.hold).is_error(), "{:?}", line.hold);
+            let second: Vec<&str> = line.fenced.iter().map(|arg| if *arg == "w1" { "w3" } else { arg }).collect();
+            let mut fenced = Vec::new();
+            for (n, call) in [line.fenced, second.as_slice()].into_iter().enumerate() {
+                let mut conn = server.conn();
+                conn.send(call).expect("send");
+                assert!(wait_until(Duration::from_secs(10), || waiting(&mut c) == n as i64 + 1));
+                fenced.push(conn);
+            }
+            let mut plain = server.conn();
+            plain.send(line.plain).expect("send");
+            assert!(wait_until(Duration::from_secs(10), || waiting(&mut c) == 3));
+            plant(&mut c, FOREIGN[0], LATEST);
+            c.call(&["MULTI"]);
+            c.call(line.release);
+            c.call(line.newcomer);
+            let exec = c.call(&["EXEC"]);
+            assert_eq!(exec.array().first(), Some(&Reply::Int(1)), "{:?}: {exec:?}", line.release);
+            for (conn, call) in fenced.iter_mut().zip([line.fenced, second.as_slice()]) {
+                let answered = conn.reply_within(Duration::from_secs(10));
+                assert_eq!(answered, Some(err(FENCE_LATEST_WRONG_TYPE)), "{call:?}");
+            }
+            let served = plain.reply_within(Duration::from_secs(10));
+            assert_eq!(served, Some((line.granted)()), "{:?} after {:?}", line.plain, line.newcomer);
+            assert_eq!(waiting(&mut c), 0);
+            let holds = match c.call(&["TYPE", KEY]).status().as_str() {
+                "string" => vec![c.call(&["GET", KEY]).text()],
+                _ => c.call(&["ZRANGE", KEY, "0", "-1"]).texts(),
+            };
+            assert_eq!(holds, ["w2"], "{:?}: the newcomer went first ({exec:?})", line.newcomer);
         }
         no_internal_error(&server);
     }

@@ -371,43 +371,58 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
     let mut key = ctx.open_key(name.arg());
     grant::taken_back(ctx, &mut key, name.arg(), &revoked);
     let now_ms = ctx.now_ms();
-    let plan = plan::serve(ctx, &mut key, lists, line_id, now_ms, place.out_of_memory);
-    let mut woken = Vec::with_capacity(plan.served.len());
-    let mut refused = false;
-    for &(id, state) in &plan.served {
-        let mut state = state;
-        let mut token = None;
-        let mut refusal = None;
-        if state == State::Granted {
-            let Some(want) = book.lists.waiter(id).map(|waiter| waiter.want.clone()) else {
-                continue;
-            };
-            match grant::in_line(ctx, &mut key, name.arg(), &want, now_ms) {
-                Some(Ok(minted)) => token = minted,
-                None => continue,
-                Some(Err(error)) => {
-                    // Nothing is written for it, and it is answered the error its own command
-                    // would get; those after it, whom the plan counted it for, are looked at
-                    // again at once.
-                    state = State::Refused;
-                    refusal = Some(error);
-                    refused = true;
+    let mut woken = Vec::new();
+    // A waiter whose grant cannot be made is answered its error and nothing is written for it;
+    // those after it, whom the plan counted it for, are planned for again in this same look, so
+    // that no newcomer finds the key free before them. Each refusal takes a waiter out of the
+    // line, so there are no more rounds than waiters; past that (never), a look of its own.
+    let mut rounds = book.lists.line(line_id).map_or(0, |line| {
+        line.groups
+            .iter()
+            .map(|group| group.waiters.len())
+            .sum::<usize>()
+    });
+    let look_again_ms = loop {
+        let lists = &mut book.lists;
+        let plan = plan::serve(ctx, &mut key, lists, line_id, now_ms, place.out_of_memory);
+        let mut refused = false;
+        for &(id, state) in &plan.served {
+            let mut state = state;
+            let mut token = None;
+            let mut refusal = None;
+            if state == State::Granted {
+                let Some(want) = book.lists.waiter(id).map(|waiter| waiter.want.clone()) else {
+                    continue;
+                };
+                match grant::in_line(ctx, &mut key, name.arg(), &want, now_ms) {
+                    Some(Ok(minted)) => token = minted,
+                    None => continue,
+                    Some(Err(error)) => {
+                        state = State::Refused;
+                        refusal = Some(error);
+                        refused = true;
+                    }
+                }
+            }
+            book.lists.serve(id, state, token);
+            if let Some(parked) = book.parked.get_mut(&id) {
+                parked.refusal = refusal;
+                if let Some(handle) = parked.handle.take() {
+                    woken.push((handle, id));
                 }
             }
         }
-        book.lists.serve(id, state, token);
-        if let Some(parked) = book.parked.get_mut(&id) {
-            parked.refusal = refusal;
-            if let Some(handle) = parked.handle.take() {
-                woken.push((handle, id));
-            }
+        if !refused {
+            break plan.look_again_ms;
         }
-    }
+        if rounds == 0 {
+            ctx.timer(0, line_id);
+            break plan.look_again_ms;
+        }
+        rounds -= 1;
+    };
     drop(key);
-    arm(ctx, &mut book.lists, line_id, plan.look_again_ms);
-    if refused {
-        ctx.timer(0, line_id);
-    }
+    arm(ctx, &mut book.lists, line_id, look_again_ms);
     retire(ctx, &mut book.lists, line_id);
     woken
 }
