@@ -1437,25 +1437,20 @@ mod tests {
         // Node 0 admits 3 in a window from 8.2 s; node 2, primary beside it until 8.3 s, admits
         // 7 in a window from 10.5 s: 10 with a limit of 8 while both windows last.
         let mut ops = Vec::new();
-        for i in 0..3 {
-            let at = T0 + 8_200_000 + i * 1000;
-            ops.push(admitted_on(
-                ops.len() as u64 + 1,
-                0,
-                &key,
-                at,
-                ms(T0 + 11_200_000),
-            ));
-        }
-        for i in 0..7 {
-            let at = T0 + 10_500_000 + i * 1000;
-            ops.push(admitted_on(
-                ops.len() as u64 + 1,
-                2,
-                &key,
-                at,
-                ms(T0 + 13_500_000),
-            ));
+        for (node, count, from, end) in [
+            (0, 3, 8_200_000, 11_200_000),
+            (2, 7, 10_500_000, 13_500_000),
+        ] {
+            for i in 0..count {
+                let id = ops.len() as u64 + 1;
+                ops.push(admitted_on(
+                    id,
+                    node,
+                    &key,
+                    T0 + from + i * 1000,
+                    ms(T0 + end),
+                ));
+            }
         }
         let span = |node: NodeId, from_us: i64, to_us: i64| RoleSpan {
             node,
