@@ -324,8 +324,14 @@ fn stored_until(
     effect: Effect<'_>,
     event: &CStr,
 ) {
-    let name = key.name();
     key.set_string(value);
+    set_until(ctx, key, at_ms, effect, event);
+}
+
+/// What follows a string value's write with its expiry: the expiry set, `event` in the string
+/// class and `expire`, `effect` (a `SET ... PXAT`) replicated, the key signalled.
+fn set_until(ctx: &Ctx, key: &mut Key<'_>, at_ms: i64, effect: Effect<'_>, event: &CStr) {
+    let name = key.name();
     key.set_abs_expire(at_ms);
     ctx.notify(EventClass::String, event, name);
     ctx.notify(EventClass::Generic, c"expire", name);
@@ -337,11 +343,17 @@ fn stored_until(
 /// string class, and `SET key value` for the replicas and the AOF (which drops any TTL, as the
 /// key's does here).
 pub fn stored(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], event: &CStr) {
-    let name = key.name();
     key.set_string(value);
+    set_for_good(ctx, key, Effect::Set { value }, event);
+}
+
+/// What follows a string value's write without a TTL: any TTL removed, `event` in the string
+/// class, `effect` (a `SET`) replicated, the key signalled.
+fn set_for_good(ctx: &Ctx, key: &mut Key<'_>, effect: Effect<'_>, event: &CStr) {
+    let name = key.name();
     key.remove_ttl();
     ctx.notify(EventClass::String, event, name);
-    Effect::Set { value }.replicate(ctx, name);
+    effect.replicate(ctx, name);
     key.signal_modified();
 }
 
@@ -352,28 +364,19 @@ pub fn stored(ctx: &Ctx, key: &mut Key<'_>, value: &[u8], event: &CStr) {
 /// holder again) keeps its value, the same bytes; any other is written the token, sized for it
 /// first (`Key::set_string_sized`: a raw string, which the release reads as it is).
 pub fn lock_taken(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: Option<i64>, holds: bool) {
-    let name = key.name();
     if !holds {
         key.set_string_sized(token.as_bytes());
     }
     match at_ms {
         Some(at_ms) => {
-            key.set_abs_expire(at_ms);
-            ctx.notify(EventClass::String, c"set", name);
-            ctx.notify(EventClass::Generic, c"expire", name);
-            Effect::SetArgPxat {
+            let effect = Effect::SetArgPxat {
                 value: token,
                 at_ms,
-            }
-            .replicate(ctx, name);
+            };
+            set_until(ctx, key, at_ms, effect, c"set");
         }
-        None => {
-            key.remove_ttl();
-            ctx.notify(EventClass::String, c"set", name);
-            Effect::SetArg { value: token }.replicate(ctx, name);
-        }
+        None => set_for_good(ctx, key, Effect::SetArg { value: token }, c"set"),
     }
-    key.signal_modified();
 }
 
 /// Evicts what left a window at `cutoff` (`zwindow::evict`, which decides how far as it walks
