@@ -119,11 +119,13 @@ const PAUSED_RETRY_MS: i64 = 10;
 /// own functions holds it (waking a waiter waits until it is put down, see `wake`); keyspace
 /// events can (a write fires one), and they only try it.
 fn book() -> MutexGuard<'static, Book> {
-    BOOK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    locked(&BOOK)
 }
 
-fn held_for_command() -> MutexGuard<'static, Vec<LineId>> {
-    HELD_FOR_COMMAND
+/// One of the module's statics, locked: a panic caught while one was held leaves it as it was
+/// (no waiter is left unanswered for a poisoned lock).
+fn locked<T>(mutex: &'static Mutex<T>) -> MutexGuard<'static, T> {
+    mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -375,13 +377,10 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
     // A waiter whose grant cannot be made is answered its error and nothing is written for it;
     // those after it, whom the plan counted it for, are planned for again in this same look, so
     // that no newcomer finds the key free before them. Each refusal takes a waiter out of the
-    // line, so there are no more rounds than waiters; past that (never), a look of its own.
-    let mut rounds = book.lists.line(line_id).map_or(0, |line| {
-        line.groups
-            .iter()
-            .map(|group| group.waiters.len())
-            .sum::<usize>()
-    });
+    // line, so there are no more rounds than the waiters left after the first refusal and one
+    // to find none refused (counted then, not on every look); past that (never), a look of its
+    // own.
+    let mut rounds: Option<usize> = None;
     let look_again_ms = loop {
         let lists = &mut book.lists;
         let plan = plan::serve(ctx, &mut key, lists, line_id, now_ms, place.out_of_memory);
@@ -415,11 +414,20 @@ fn look(ctx: &Ctx, book: &mut Book, line_id: LineId, caller: Caller) -> Woken {
         if !refused {
             break plan.look_again_ms;
         }
-        if rounds == 0 {
+        let left = rounds.get_or_insert_with(|| {
+            book.lists.line(line_id).map_or(0, |line| {
+                line.groups
+                    .iter()
+                    .map(|group| group.waiters.len())
+                    .sum::<usize>()
+                    + 1
+            })
+        });
+        if *left == 0 {
             ctx.timer(0, line_id);
             break plan.look_again_ms;
         }
-        rounds -= 1;
+        *left -= 1;
     };
     drop(key);
     arm(ctx, &mut book.lists, line_id, look_again_ms);
@@ -496,7 +504,7 @@ impl Waiting for Lines {
 
     fn command_ends(&self, ctx: &Ctx) {
         IN_COMMAND.store(false, Ordering::Relaxed);
-        let mut held = held_for_command();
+        let mut held = locked(&HELD_FOR_COMMAND);
         if held.is_empty() {
             return;
         }
@@ -557,10 +565,7 @@ impl Waiting for Lines {
         }
         match BOOK.try_lock() {
             Ok(mut book) => revoke_undelivered(ctx, &mut book, client),
-            Err(_) => GONE_WHILE_HELD
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .push(client),
+            Err(_) => locked(&GONE_WHILE_HELD).push(client),
         }
     }
 
@@ -569,11 +574,7 @@ impl Waiting for Lines {
             return;
         }
         let mut book = book();
-        let gone = std::mem::take(
-            &mut *GONE_WHILE_HELD
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner()),
-        );
+        let gone = std::mem::take(&mut *locked(&GONE_WHILE_HELD));
         for client in gone {
             revoke_undelivered(ctx, &mut book, client);
         }
@@ -620,7 +621,7 @@ impl Waiting for Lines {
             if !state.event_owed {
                 state.event_owed = true;
                 if IN_COMMAND.load(Ordering::Relaxed) {
-                    held_for_command().push(line);
+                    locked(&HELD_FOR_COMMAND).push(line);
                 } else {
                     ctx.after_this(line | FOR_EVENT);
                 }
