@@ -197,11 +197,6 @@ impl Shared {
         }
     }
 
-    /// Whether a step on `node` from `lo` to `hi` may have had its write held back.
-    pub fn held_back(&self, node: Option<NodeId>, lo: i64, hi: i64) -> bool {
-        held_back(&lock(&self.write_holds), node, lo, hi)
-    }
-
     pub fn elapsed_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
     }

@@ -436,8 +436,7 @@ impl Worker<'_> {
             return;
         };
         if let (Some(lo), Some(hi), Some(reply)) = (op.lo, op.hi, op.reply()) {
-            let holds = lock(&self.shared.write_holds).clone();
-            if !whole(&holds, op.node, lo, hi) {
+            if !whole(&lock(&self.shared.write_holds), op.node, lo, hi) {
                 self.record(op);
                 return;
             }
