@@ -562,8 +562,27 @@ impl Server {
     /// Stops the server's process (SIGSTOP) until `resume`: whatever clients send meanwhile
     /// waits in its sockets, and it reads it all in one turn of its event loop when it goes on,
     /// in the order it arrived.
+    /// SIGSTOP, returning once the process is stopped: the signal takes effect when the kernel
+    /// next handles the process, not as `kill` returns, and a loaded machine can leave the
+    /// server running a moment longer, reading what the test sends next. Its state in
+    /// `/proc/<pid>/stat` says when it is stopped.
     pub fn pause(&self) {
         self.signal("-STOP");
+        let Some(pid) = self.child.as_ref().map(Child::id) else {
+            return;
+        };
+        let stopped = || {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            // `pid (comm) state ...`: the state follows the last parenthesis.
+            let state = stat.rsplit_once(')')?.1.trim_start().chars().next()?;
+            matches!(state, 'T' | 't').then_some(())
+        };
+        assert!(
+            wait_until(Duration::from_secs(10), || stopped().is_some()),
+            "{:?} on port {} did not stop",
+            self.flavor,
+            self.port
+        );
     }
 
     /// Lets a server stopped by `pause` go on (SIGCONT).
