@@ -113,8 +113,11 @@ fn taken_back_and_next_served(c: &mut Conn, next: &mut Conn, acquire: &Acquire, 
     assert_eq!(waiting(c), 0, "{} {moment}", acquire.name);
 }
 
-/// The server stopped, the release sent and the waiter's connection closed in `order`, then the
-/// server let go: it reads both in one turn.
+/// The server stopped, the release sent and the waiter's connection closed (`close_first`: in
+/// that order), each waited for until it has reached the server's socket, then the server let
+/// go: it reads both in one turn. Without the wait a loaded machine could deliver the close after
+/// the server had read the release and written the waiter its grant: a grant then rightly its
+/// holder's, as the server saw it.
 fn while_stopped(
     server: &Server,
     release: &mut Conn,
@@ -128,14 +131,23 @@ fn while_stopped(
             self.0.resume();
         }
     }
+    let leaving_port = leaving.local_port();
     server.pause();
     let stopped = Stopped(server);
+    let close = || {
+        drop(leaving);
+        server.until_closed(leaving_port);
+    };
+    let send = |release: &mut Conn| {
+        release.send(args).expect("send");
+        server.until_unread(release);
+    };
     if close_first {
-        drop(leaving);
-        release.send(args).expect("send");
+        close();
+        send(release);
     } else {
-        release.send(args).expect("send");
-        drop(leaving);
+        send(release);
+        close();
     }
     drop(stopped);
     assert_eq!(release.read().expect("the release's reply"), Reply::Int(1));

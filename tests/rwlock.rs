@@ -279,7 +279,9 @@ on_every_server! {
                 // sooner than the writer's timeout, by the server's clock.
                 server.pause();
                 w.send(&["GOBLIN.BWLOCK", "doc", "w", "60000", "0.3"]).unwrap();
+                server.until_unread(&w);
                 r2.send(&["GOBLIN.BRLOCK", "doc", "r2", "60000", "10"]).unwrap();
+                server.until_unread(&r2);
                 server.resume();
             } else {
                 w.send(&["GOBLIN.BWLOCK", "doc", "w", "60000", "0"]).unwrap();

@@ -559,9 +559,11 @@ impl Server {
         self.wait_for_exit();
     }
 
-    /// Stops the server's process (SIGSTOP) until `resume`: whatever clients send meanwhile
-    /// waits in its sockets, and it reads it all in one turn of its event loop when it goes on,
-    /// in the order it arrived.
+    /// Stops the server's process (SIGSTOP) until `resume`: whatever reaches its sockets
+    /// meanwhile waits there, and it reads it all in one turn of its event loop when it goes on,
+    /// in the order it arrived. What a client sent has not always arrived when its call returns
+    /// (the kernel may deliver a loopback packet later, and a child another thread forks holds
+    /// a closed socket open until it execs): `until_unread` and `until_closed` wait for it.
     /// SIGSTOP, returning once the process is stopped: the signal takes effect when the kernel
     /// next handles the process, not as `kill` returns, and a loaded machine can leave the
     /// server running a moment longer, reading what the test sends next. Its state in
@@ -583,6 +585,57 @@ impl Server {
             self.flavor,
             self.port
         );
+    }
+
+    /// Returns once the server's end of `conn` holds bytes it has not read yet: what `conn`
+    /// sent has arrived (while the server is stopped, it stays there until it goes on).
+    pub fn until_unread(&self, conn: &Conn) {
+        let port = conn.local_port();
+        let arrived = || self.socket_of(port).is_some_and(|(_, unread)| unread > 0);
+        assert!(
+            wait_until(Duration::from_secs(10), arrived),
+            "what the client on port {port} sent never reached {:?}",
+            self.flavor
+        );
+    }
+
+    /// Returns once the close of the client that had local port `port` has reached the
+    /// server's end of its connection (`CLOSE_WAIT`): the server sees it on its next read.
+    pub fn until_closed(&self, port: u16) {
+        const CLOSE_WAIT: u8 = 0x08;
+        let closed = || {
+            self.socket_of(port)
+                .is_some_and(|(state, _)| state == CLOSE_WAIT)
+        };
+        assert!(
+            wait_until(Duration::from_secs(10), closed),
+            "the close of the client on port {port} never reached {:?}",
+            self.flavor
+        );
+    }
+
+    /// The server's end of the connection from local port `client`, as the kernel's socket
+    /// table has it (`/proc/net/tcp`): its TCP state and the bytes it has not read.
+    fn socket_of(&self, client: u16) -> Option<(u8, u64)> {
+        let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+        let port_of = |address: &str| {
+            let (_, port) = address.rsplit_once(':')?;
+            u16::from_str_radix(port, 16).ok()
+        };
+        table.lines().skip(1).find_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (local, remote, state, queues) = (
+                fields.get(1)?,
+                fields.get(2)?,
+                fields.get(3)?,
+                fields.get(4)?,
+            );
+            if port_of(local)? != self.port || port_of(remote)? != client {
+                return None;
+            }
+            let unread = u64::from_str_radix(queues.split_once(':')?.1, 16).ok()?;
+            Some((u8::from_str_radix(state, 16).ok()?, unread))
+        })
     }
 
     /// Lets a server stopped by `pause` go on (SIGCONT).

@@ -265,6 +265,15 @@ impl Conn {
             .port()
     }
 
+    /// The port of this connection's own end: how the server's side of it is found
+    /// (`Server::until_unread`, `Server::until_closed`).
+    pub fn local_port(&self) -> u16 {
+        self.writer
+            .local_addr()
+            .expect("a connected socket has an address")
+            .port()
+    }
+
     /// Sends one command and reads its reply.
     pub fn call<A: AsRef<[u8]>>(&mut self, args: &[A]) -> Reply {
         let shown = || {
