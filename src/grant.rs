@@ -170,14 +170,18 @@ impl AskedLease<'_, '_> {
 
 /// The key as a readers-writer request reads it (`rwlock::take`): for `token` asking for `mode`
 /// at `now_ms`. Reads only: the lapsed read leases count for nobody, and are removed by the
-/// grant that writes.
-pub fn holders(key: &Key<'_>, token: Arg<'_>, mode: Mode, now_ms: i64) -> Holders {
+/// grant that writes. `own_lease`: whether a reader's own read lease is looked for in the
+/// readers' set (a writer's always is); where it is not, the caller reads as a new reader.
+pub fn holders(key: &Key<'_>, token: Arg<'_>, mode: Mode, now_ms: i64, own_lease: bool) -> Holders {
     match key.kind() {
         KeyKind::Empty => Holders::Free,
         KeyKind::String => Holders::Writer {
             caller: key.string() == Some(token.as_bytes()),
         },
-        KeyKind::SortedSet => rwlock::readers(key, Some(&token), now_ms, mode),
+        KeyKind::SortedSet => {
+            let caller = (own_lease || mode == Mode::Write).then_some(&token);
+            rwlock::readers(key, caller, now_ms, mode)
+        }
         KeyKind::Other => Holders::Other,
     }
 }
@@ -340,7 +344,8 @@ pub fn in_line(
             let Some(end_ms) = rwlock::lease_end(now_ms, *ms) else {
                 return Some(Err(CommandError::InvalidExpire));
             };
-            let how = rwlock::take(mode, holders(key, token, mode, now_ms), false).ok()??;
+            let holders = holders(key, token, mode, now_ms, true);
+            let how = rwlock::take(mode, holders, false).ok()??;
             let lease = RwLease {
                 name,
                 token,

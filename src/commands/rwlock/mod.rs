@@ -78,7 +78,11 @@ fn take_now(
     someone_waits: bool,
 ) -> Result<(Option<Option<i64>>, Holders), CommandError> {
     let now_ms = ctx.now_ms();
-    let holders = grant::holders(key, args.token, mode, now_ms);
+    // A reader's own lease tells only whether it goes before those who wait (it reads already)
+    // and keeps its fencing token: where nobody waits and no token is asked, a reader is let in
+    // alike, its ZADD moving its lease if it had one, and the set is not searched for it.
+    let own_lease = someone_waits || args.fence;
+    let holders = grant::holders(key, args.token, mode, now_ms, own_lease);
     // The key's type first, then what is computed from the clock (the contract's order).
     if holders == Holders::Other {
         return Err(CommandError::WrongType);
