@@ -378,8 +378,19 @@ on_every_server! {
             if planted.contains(&key) {
                 continue;
             }
-            let kind = c.call(&["TYPE", &key]).status();
-            let pttl = c.call(&["PTTL", &key]).int();
+            // Read in one transaction: a lease of a few milliseconds would otherwise expire
+            // between the reads, and a set seen with a TTL be counted once it has gone.
+            let read = c.pipeline(&[
+                vec!["MULTI"],
+                vec!["TYPE", &key],
+                vec!["PTTL", &key],
+                vec!["ZCARD", &key],
+                vec!["EXEC"],
+            ]);
+            let Some(Reply::Array(read)) = read.last() else {
+                panic!("{key}: the transaction failed: {read:?}");
+            };
+            let (kind, pttl) = (read[0].status(), read[1].int());
             let own = key.starts_with('g');
             match kind.as_str() {
                 // A PTTL of 0 is a TTL that ends in this very millisecond.
@@ -389,8 +400,8 @@ on_every_server! {
                 ),
                 "zset" => {
                     assert!(!own || pttl >= 0 || pttl == -2, "{key}: a window without a TTL ({pttl})");
-                    let card = c.call(&["ZCARD", &key]).int();
-                    assert!(card > 0 || pttl == -2, "{key} is an empty set");
+                    let card = read[2].int();
+                    assert!(card > 0, "{key} is an empty set (PTTL {pttl})");
                 }
                 "none" => {}
                 other => panic!("{key} is a {other}"),
