@@ -26,11 +26,15 @@ const server = address('GOBLIN_TEST_SERVER')
  * attempt writes them (fresh keys) to expire at `at`, a few milliseconds ahead on the server's
  * clock, with a probe key beside them; makes the calls, the original's and goblin-redis's in the
  * same tick, once the probe's PTTL says 0 (the server holds a key in the millisecond of its
- * expiry); and keeps their outcomes if the probe's PTTL, read after they settled, still says 0:
- * every call ran in that millisecond. Otherwise it tries again.
+ * expiry); and keeps their outcomes if the probe's PTTL, read after they settled, still says 0
+ * (every call ran in that millisecond) and the server expired no key meanwhile. A read keeps a
+ * key in its last millisecond, but the server's cron removes it there if its active expiry
+ * samples it (`now >= expiry`, where a lookup expires `now > expiry`): the original would then
+ * have met no key, and the attempt is not the case asserted. Otherwise it tries again.
  */
 async function atTheEnd(redis, attempt) {
   for (let tries = 0; tries < 500; tries++) {
+    const expired = await expiredKeys(redis)
     const [seconds, micros] = await redis.time()
     const at = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000) + 3
     const probe = freshKey('probe')
@@ -44,11 +48,19 @@ async function atTheEnd(redis, attempt) {
       continue
     }
     const outcomes = await calls()
-    if ((await redis.pttl(probe)) === 0) {
+    if ((await redis.pttl(probe)) === 0 && (await expiredKeys(redis)) === expired) {
       return outcomes
     }
   }
   assert.fail("500 tries, and no calls within one window's last millisecond")
+}
+
+/** How many keys the server has expired so far (`INFO stats`: `expired_keys`). */
+async function expiredKeys(redis) {
+  const stats = await redis.info('stats')
+  const count = /^expired_keys:(\d+)/m.exec(stats)
+  assert.ok(count, `no expired_keys in INFO stats: ${stats}`)
+  return Number(count[1])
 }
 
 /** A RateLimiterRes's fields, or the error's message, of a settled call. */
