@@ -564,6 +564,7 @@ impl Server {
     /// in the order it arrived. What a client sent has not always arrived when its call returns
     /// (the kernel may deliver a loopback packet later, and a child another thread forks holds
     /// a closed socket open until it execs): `until_unread` and `until_closed` wait for it.
+    ///
     /// SIGSTOP, returning once the process is stopped: the signal takes effect when the kernel
     /// next handles the process, not as `kill` returns, and a loaded machine can leave the
     /// server running a moment longer, reading what the test sends next. Its state in
