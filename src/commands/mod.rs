@@ -123,6 +123,8 @@ struct KeyIndex<'call> {
     /// Each key's bytes, read once (each read is a call into the server).
     names: SmallVec<[&'call [u8]; INLINE]>,
     map: Option<HashMap<&'call [u8], usize>>,
+    /// The call names one group, so one key.
+    single: bool,
 }
 
 impl<'call> KeyIndex<'call> {
@@ -134,11 +136,17 @@ impl<'call> KeyIndex<'call> {
             keys: SmallVec::new(),
             names: SmallVec::new(),
             map: (policies > Self::LINEAR).then(HashMap::new),
+            single: policies == 1,
         }
     }
 
     fn index(&mut self, key: Arg<'call>) -> usize {
         let next = self.keys.len();
+        // A call of one group has nothing to compare its key with: its bytes are not read.
+        if self.single {
+            self.keys.push(key);
+            return next;
+        }
         let name = key.as_bytes();
         let found = match &mut self.map {
             Some(map) => *map.entry(name).or_insert(next),
@@ -173,8 +181,38 @@ pub(crate) fn counted_groups<'call, G>(
     args: &mut Args<'_, 'call>,
     words: usize,
     none: CommandError,
+    group: impl FnMut(usize, &mut Args<'_, 'call>) -> Result<G, CommandError>,
+) -> Result<Counted<'call, G>, CommandError> {
+    let count = group_count(args, words, none)?;
+    groups_of(args, count, group)
+}
+
+/// `count` groups, each its key first, the rest read by `group`: `counted_groups`' reading once
+/// the count is read (`group_count`).
+pub(crate) fn groups_of<'call, G>(
+    args: &mut Args<'_, 'call>,
+    count: usize,
     mut group: impl FnMut(usize, &mut Args<'_, 'call>) -> Result<G, CommandError>,
 ) -> Result<Counted<'call, G>, CommandError> {
+    let mut index = KeyIndex::new(count);
+    let mut groups = SmallVec::with_capacity(count);
+    for _ in 0..count {
+        let key = index.index(args.next()?);
+        groups.push(group(key, args)?);
+    }
+    Ok(Counted {
+        keys: index.keys,
+        groups,
+    })
+}
+
+/// The count of a command that counts its groups first, checked as `counted_groups` checks
+/// it, for a command that reads one group its own way.
+pub(crate) fn group_count(
+    args: &mut Args<'_, '_>,
+    words: usize,
+    none: CommandError,
+) -> Result<usize, CommandError> {
     let count = args.next()?.to_i64().ok_or(CommandError::NotInteger)?;
     let count = usize::try_from(count)
         .ok()
@@ -186,16 +224,7 @@ pub(crate) fn counted_groups<'call, G>(
     {
         return Err(CommandError::Syntax);
     }
-    let mut index = KeyIndex::new(count);
-    let mut groups = SmallVec::with_capacity(count);
-    for _ in 0..count {
-        let key = index.index(args.next()?);
-        groups.push(group(key, args)?);
-    }
-    Ok(Counted {
-        keys: index.keys,
-        groups,
-    })
+    Ok(count)
 }
 
 /// `key token milliseconds [REPLACE] [FENCE]`, as the extends take them (GOBLIN.EXTEND,

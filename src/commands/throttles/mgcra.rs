@@ -16,7 +16,7 @@ use goblin_core::mgcra::{mgcra, Mode, Policy, Write};
 use smallvec::SmallVec;
 
 use super::{gcra_now, parse_limits, peek_key, tat_of, throttle_key};
-use crate::commands::{counted_groups, Counted, INLINE};
+use crate::commands::{group_count, groups_of, Counted, INLINE};
 use crate::effects::{self, Deletion};
 use crate::error::gcra::MISSING_TOKENS;
 use crate::error::{mgcra::NUMPOLICIES, CommandError, AT_LEAST_ONE};
@@ -35,7 +35,18 @@ static REFUNDED: Counter = Counter::new();
 /// The arguments of one policy.
 const POLICY_WORDS: usize = 4;
 
-pub struct MgcraArgs<'call> {
+pub enum MgcraArgs<'call> {
+    /// One policy, hit or peeked: GOBLIN.GCRA's call, read without the set's bookkeeping.
+    One {
+        key: Arg<'call>,
+        limits: Limits,
+        peek: bool,
+    },
+    /// Several policies, or a refund.
+    Many(Policies<'call>),
+}
+
+pub struct Policies<'call> {
     /// Each distinct key once, in the order first named.
     keys: SmallVec<[Arg<'call>; INLINE]>,
     policies: SmallVec<[Policy; INLINE]>,
@@ -91,56 +102,51 @@ impl Command for GoblinMgcra {
     type Args<'call> = MgcraArgs<'call>;
 
     fn parse<'call>(mut args: Args<'_, 'call>) -> Result<MgcraArgs<'call>, CommandError> {
+        let count = group_count(&mut args, POLICY_WORDS, NUMPOLICIES)?;
+        if count == 1 {
+            let key = args.next()?;
+            let limits = parse_limits(args.next()?, args.next()?, args.next()?)?;
+            let (cost, mode) = options(args)?;
+            let limits = Limits { cost, ..limits };
+            return Ok(match mode {
+                Mode::Hit | Mode::Peek => MgcraArgs::One {
+                    key,
+                    limits,
+                    peek: mode == Mode::Peek,
+                },
+                Mode::Refund => MgcraArgs::Many(Policies {
+                    keys: smallvec::smallvec![key],
+                    policies: smallvec::smallvec![Policy { key: 0, limits }],
+                    mode,
+                }),
+            });
+        }
         let Counted {
             keys,
             groups: mut policies,
-        } = counted_groups(&mut args, POLICY_WORDS, NUMPOLICIES, |key, args| {
+        } = groups_of(&mut args, count, |key, args| {
             let limits = parse_limits(args.next()?, args.next()?, args.next()?)?;
             Ok(Policy { key, limits })
         })?;
-        let (mut cost, mut mode) = (None, Mode::Hit);
-        let mut options = args.rest().iter();
-        // Each option once, as SET takes its own: a repeated one is a syntax error.
-        while let Some(option) = options.next() {
-            if option.is("TOKENS") && cost.is_none() {
-                let value = options.next().ok_or(MISSING_TOKENS)?;
-                let value = value.to_i64().ok_or(CommandError::NotInteger)?;
-                if value < 0 {
-                    return Err(AT_LEAST_ONE);
-                }
-                cost = Some(value);
-            } else if option.is("PEEK") && mode == Mode::Hit {
-                mode = Mode::Peek;
-            } else if option.is("REFUND") && mode == Mode::Hit {
-                mode = Mode::Refund;
-            } else {
-                return Err(CommandError::Syntax);
-            }
-        }
-        let cost = cost.unwrap_or(1);
-        // A request costs at least one token; a peek may ask about none.
-        if cost == 0 && mode != Mode::Peek {
-            return Err(AT_LEAST_ONE);
-        }
+        let (cost, mode) = options(args)?;
         for policy in &mut policies {
             policy.limits = Limits {
                 cost,
                 ..policy.limits
             };
         }
-        Ok(MgcraArgs {
+        Ok(MgcraArgs::Many(Policies {
             keys,
             policies,
             mode,
-        })
+        }))
     }
 
     fn run<'call>(ctx: &'call Ctx, args: MgcraArgs<'call>) -> Result<Reply<'call>, CommandError> {
-        if let ([policy], [name], Mode::Hit | Mode::Peek) =
-            (&args.policies[..], &args.keys[..], args.mode)
-        {
-            return one_policy(ctx, *name, &policy.limits, args.mode == Mode::Peek);
-        }
+        let args = match &args {
+            MgcraArgs::One { key, limits, peek } => return one_policy(ctx, *key, limits, *peek),
+            MgcraArgs::Many(args) => args,
+        };
         let mut keys: SmallVec<[Key<'call>; INLINE]> =
             args.keys.iter().map(|&name| ctx.open_key(name)).collect();
         let tats = keys
@@ -168,6 +174,35 @@ impl Command for GoblinMgcra {
             rows: decided.policies.iter().map(Throttle::reply).collect(),
         })
     }
+}
+
+/// `[TOKENS n] [PEEK | REFUND]`, each once, in any order, as SET takes its own (a repeated one
+/// is a syntax error): the cost of the request, at least one token unless peeked, and the mode.
+fn options(args: Args<'_, '_>) -> Result<(i64, Mode), CommandError> {
+    let (mut cost, mut mode) = (None, Mode::Hit);
+    let mut options = args.rest().iter();
+    while let Some(option) = options.next() {
+        if option.is("TOKENS") && cost.is_none() {
+            let value = options.next().ok_or(MISSING_TOKENS)?;
+            let value = value.to_i64().ok_or(CommandError::NotInteger)?;
+            if value < 0 {
+                return Err(AT_LEAST_ONE);
+            }
+            cost = Some(value);
+        } else if option.is("PEEK") && mode == Mode::Hit {
+            mode = Mode::Peek;
+        } else if option.is("REFUND") && mode == Mode::Hit {
+            mode = Mode::Refund;
+        } else {
+            return Err(CommandError::Syntax);
+        }
+    }
+    let cost = cost.unwrap_or(1);
+    // A request costs at least one token; a peek may ask about none.
+    if cost == 0 && mode != Mode::Peek {
+        return Err(AT_LEAST_ONE);
+    }
+    Ok((cost, mode))
 }
 
 /// One policy's hit, or peek, is GOBLIN.GCRA's, the reply's two leading fields its own (the
