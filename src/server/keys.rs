@@ -117,6 +117,13 @@ impl<'call> Key<'call> {
         (remaining != raw::REDISMODULE_NO_EXPIRE as i64).then_some(remaining)
     }
 
+    /// `ttl_ms` of a key the caller has found present (its value read), without asking again.
+    pub fn present_ttl_ms(&self) -> Option<i64> {
+        // SAFETY: an open key that exists, as the caller found.
+        let remaining = unsafe { api!(RedisModule_GetExpire)(self.raw()) };
+        (remaining != raw::REDISMODULE_NO_EXPIRE as i64).then_some(remaining)
+    }
+
     /// Removes the TTL; returns whether there was one.
     pub fn remove_ttl(&mut self) -> bool {
         if self.kind() == KeyKind::Empty || !self.has_ttl() {

@@ -48,13 +48,19 @@ impl Command for GoblinExtend {
 
     fn run<'call>(ctx: &'call Ctx, args: ExtendArgs<'call>) -> Result<Reply<'call>, CommandError> {
         let mut key = ctx.open_key(args.key);
-        let held = match key.kind() {
-            KeyKind::Empty => false,
-            KeyKind::String => key.string() == Some(args.token.as_bytes()) || planted_owner(),
-            KeyKind::SortedSet | KeyKind::Other => return Err(CommandError::WrongType),
+        // The value read first, and the kind asked only of an empty one (a missing key reads
+        // empty too): one call into the server for a lock's key, not three.
+        let held = match key.string_or_empty() {
+            None => return Err(CommandError::WrongType),
+            Some([]) => {
+                key.kind() == KeyKind::String
+                    && (args.token.as_bytes().is_empty() || planted_owner())
+            }
+            Some(stored) => stored == args.token.as_bytes() || planted_owner(),
         };
-        // A lock without a TTL is not a lease to extend (as the extend of redis-py's Lock).
-        let Some(left_ms) = key.ttl_ms().filter(|_| held) else {
+        // A lock without a TTL is not a lease to extend (as the extend of redis-py's Lock). A
+        // key held is there, so its expiry is read without asking.
+        let Some(left_ms) = held.then(|| key.present_ttl_ms()).flatten() else {
             NOT_HELD.add(1);
             return Ok(Reply::Int(0));
         };

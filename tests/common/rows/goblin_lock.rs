@@ -339,15 +339,27 @@ pub const GOBLIN_BLOCK_ROWS: &[Row] = &[
 pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
     Row {
         situation: "key holds `token`, with a TTL",
-        cases: &[case(
-            &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
-            &["GOBLIN.EXTEND", "{}", "t", "5000"],
-            Int(1),
-            ExtendedBy {
-                value: Str("t"),
-                by_ms: 5_000,
-            },
-        )],
+        cases: &[
+            case(
+                &[&["GOBLIN.LOCK", "{}", "t", "10000"]],
+                &["GOBLIN.EXTEND", "{}", "t", "5000"],
+                Int(1),
+                ExtendedBy {
+                    value: Str("t"),
+                    by_ms: 5_000,
+                },
+            ),
+            // An empty token is a token: the empty string it holds (not a missing key).
+            case(
+                &[&["SET", "{}", "", "PX", "10000"]],
+                &["GOBLIN.EXTEND", "{}", "", "5000"],
+                Int(1),
+                ExtendedBy {
+                    value: Str(""),
+                    by_ms: 5_000,
+                },
+            ),
+        ],
     },
     Row {
         situation: "the same, with `REPLACE`",
@@ -371,6 +383,13 @@ pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
                 Nothing,
             ),
             case(&[], &["GOBLIN.EXTEND", "{}", "t", "5000"], Int(0), Nothing),
+            case(&[], &["GOBLIN.EXTEND", "{}", "", "5000"], Int(0), Nothing),
+            case(
+                &[&["SET", "{}", "", "PX", "10000"]],
+                &["GOBLIN.EXTEND", "{}", "t", "5000"],
+                Int(0),
+                Nothing,
+            ),
         ],
     },
     Row {
@@ -489,12 +508,20 @@ pub const GOBLIN_EXTEND_ROWS: &[Row] = &[
     },
     Row {
         situation: "key holds a list, hash, sorted set, ...",
-        cases: &[case(
-            &[&["HSET", "{}", "f", "v"]],
-            &["GOBLIN.EXTEND", "{}", "t", "5000"],
-            Error(WRONGTYPE),
-            Nothing,
-        )],
+        cases: &[
+            case(
+                &[&["HSET", "{}", "f", "v"]],
+                &["GOBLIN.EXTEND", "{}", "t", "5000"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+            case(
+                &[&["ZADD", "{}", "1", "t"]],
+                &["GOBLIN.EXTEND", "{}", "", "5000"],
+                Error(WRONGTYPE),
+                Nothing,
+            ),
+        ],
     },
     Row {
         situation: "wrong number of arguments",
