@@ -90,6 +90,11 @@ pub enum Effect<'a> {
     Zrem { members: &'a [&'a [u8]] },
     /// `PEXPIREAT key at`
     PexpireAt { at_ms: i64 },
+    /// `ZADD key score member`, the score's text made by the caller (a read lease's end, whose
+    /// digits are also the key's `PEXPIREAT` time: `reader_held`), the member by reference.
+    ZaddText { score: &'a [u8], member: Arg<'a> },
+    /// `PEXPIREAT key at`, the time's text made by the caller.
+    PexpireAtText { at: &'a [u8] },
 }
 
 impl Effect<'_> {
@@ -106,9 +111,9 @@ impl Effect<'_> {
             Effect::Del => CoreCommand::Del,
             Effect::Unlink => CoreCommand::Unlink,
             Effect::ZremRangeThrough { .. } => CoreCommand::Zremrangebyscore,
-            Effect::Zadd { .. } => CoreCommand::Zadd,
+            Effect::Zadd { .. } | Effect::ZaddText { .. } => CoreCommand::Zadd,
             Effect::Zrem { .. } => CoreCommand::Zrem,
-            Effect::PexpireAt { .. } => CoreCommand::Pexpireat,
+            Effect::PexpireAt { .. } | Effect::PexpireAtText { .. } => CoreCommand::Pexpireat,
         }
     }
 
@@ -165,6 +170,10 @@ impl Effect<'_> {
                 let at = Decimal::integer(at_ms);
                 ctx.replicate(command, key, &[at.as_bytes()]);
             }
+            Effect::ZaddText { score, member } => {
+                ctx.replicate_with_arg(command, key, Some(score), member, None);
+            }
+            Effect::PexpireAtText { at } => ctx.replicate(command, key, &[at]),
         }
     }
 }
@@ -480,20 +489,34 @@ pub fn readers_replaced(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64
 pub fn reader_held(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64) {
     let score = at_ms as f64;
     let name = key.name();
+    // The lease's end as text once, for ZADD's score and PEXPIREAT's time: a whole number of
+    // milliseconds below 2^53 (every lease's end), whose shortest score text is its digits.
+    let at = Decimal::integer(at_ms);
+    let exact = at_ms.unsigned_abs() < 1 << f64::MANTISSA_DIGITS;
     if key.zadd(score, token) != Zadded::Unchanged {
         ctx.notify(EventClass::SortedSet, c"zadd", name);
-        Effect::Zadd {
-            score,
-            members: &[token],
-        }
-        .replicate(ctx, name);
+        let members = [token];
+        let effect = if exact {
+            Effect::ZaddText {
+                score: at.as_bytes(),
+                member: token,
+            }
+        } else {
+            Effect::Zadd {
+                score,
+                members: &members,
+            }
+        };
+        effect.replicate(ctx, name);
     }
     // The set's only lease, or one ending at or after the key's expiry (which Goblin keeps at
     // the last lease's end), is the last: no look for the highest score (about 2,000
     // instructions in a compact set). Otherwise, a lease renewed shorter, say, the look.
     let last = key.len() == 1 || key.expires_at_ms().is_some_and(|expiry| at_ms >= expiry);
     if last {
-        rearmed_at(ctx, key, at_ms);
+        key.set_abs_expire(at_ms);
+        ctx.notify(EventClass::Generic, c"expire", name);
+        Effect::PexpireAtText { at: at.as_bytes() }.replicate(ctx, name);
     } else {
         readers_rearmed(ctx, key);
     }

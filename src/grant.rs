@@ -169,14 +169,22 @@ impl AskedLease<'_, '_> {
 }
 
 /// The key as a readers-writer request reads it (`rwlock::take`): for `token` asking for `mode`
-/// at `now_ms`. Reads only: the lapsed read leases count for nobody, and are removed by the
-/// grant that writes. `own_lease`: whether a reader's own read lease is looked for in the
-/// readers' set (a writer's always is); where it is not, the caller reads as a new reader.
-pub fn holders(key: &Key<'_>, token: Arg<'_>, mode: Mode, now_ms: i64, own_lease: bool) -> Holders {
-    match key.kind() {
+/// at `now_ms`, the key of `kind` (as the caller read it, and hands on to the grant: `RwLease`).
+/// Reads only: the lapsed read leases count for nobody, and are removed by the grant that
+/// writes. `own_lease`: whether a reader's own read lease is looked for in the readers' set (a
+/// writer's always is); where it is not, the caller reads as a new reader.
+pub fn holders(
+    key: &Key<'_>,
+    kind: KeyKind,
+    token: Arg<'_>,
+    mode: Mode,
+    now_ms: i64,
+    own_lease: bool,
+) -> Holders {
+    match kind {
         KeyKind::Empty => Holders::Free,
         KeyKind::String => Holders::Writer {
-            caller: key.string() == Some(token.as_bytes()),
+            caller: key.string_or_empty() == Some(token.as_bytes()),
         },
         KeyKind::SortedSet => {
             let caller = (own_lease || mode == Mode::Write).then_some(&token);
@@ -204,6 +212,8 @@ pub struct RwLease<'a> {
     /// `FENCE`: the grant's fencing token is its reply.
     pub fence: bool,
     pub now_ms: i64,
+    /// The key's kind as the caller read it, before the grant writes (not asked again).
+    pub kind: KeyKind,
 }
 
 impl RwLease<'_> {
@@ -211,7 +221,7 @@ impl RwLease<'_> {
     /// writer demoted (its string gives way to the readers' set, with a new token). The key's
     /// type and the fence are checked before anything is written; its token, if asked for.
     pub fn reader(&self, ctx: &Ctx, key: &mut Key<'_>) -> Result<Option<i64>, CommandError> {
-        let kind = key.kind();
+        let kind = self.kind;
         if kind == KeyKind::Other {
             return Err(CommandError::WrongType);
         }
@@ -232,7 +242,7 @@ impl RwLease<'_> {
     /// its read lease's token goes, and it gets a new one). The key's type and the fence are
     /// checked before anything is written; its token, if asked for.
     pub fn writer(&self, ctx: &Ctx, key: &mut Key<'_>) -> Result<Option<i64>, CommandError> {
-        let kind = key.kind();
+        let kind = self.kind;
         if kind == KeyKind::Other {
             return Err(CommandError::WrongType);
         }
@@ -344,7 +354,8 @@ pub fn in_line(
             let Some(end_ms) = rwlock::lease_end(now_ms, *ms) else {
                 return Some(Err(CommandError::InvalidExpire));
             };
-            let holders = holders(key, token, mode, now_ms, true);
+            let kind = key.kind();
+            let holders = holders(key, kind, token, mode, now_ms, true);
             let how = rwlock::take(mode, holders, false).ok()??;
             let lease = RwLease {
                 name,
@@ -353,6 +364,7 @@ pub fn in_line(
                 how,
                 fence: *fence,
                 now_ms,
+                kind,
             };
             Some(lease.grant(ctx, key, mode))
         }

@@ -82,7 +82,8 @@ fn take_now(
     // and keeps its fencing token: where nobody waits and no token is asked, a reader is let in
     // alike, its ZADD moving its lease if it had one, and the set is not searched for it.
     let own_lease = someone_waits || args.fence;
-    let holders = grant::holders(key, args.token, mode, now_ms, own_lease);
+    let kind = key.kind();
+    let holders = grant::holders(key, kind, args.token, mode, now_ms, own_lease);
     // The key's type first, then what is computed from the clock (the contract's order).
     if holders == Holders::Other {
         return Err(CommandError::WrongType);
@@ -99,6 +100,7 @@ fn take_now(
         how,
         fence: args.fence,
         now_ms,
+        kind,
     };
     Ok((Some(lease.grant(ctx, key, mode)?), holders))
 }

@@ -53,10 +53,11 @@ impl Command for GoblinRwextend {
         let now_ms = ctx.now_ms();
         // When the lease `token` holds ends, if one runs: the writer's key's expiry, or the
         // reader's score.
-        let ends_ms = match key.kind() {
+        let kind = key.kind();
+        let ends_ms = match kind {
             KeyKind::Empty => None,
-            KeyKind::String if key.string() == Some(args.token.as_bytes()) => {
-                key.ttl_ms().map(|left| now_ms.saturating_add(left))
+            KeyKind::String if key.string_or_empty() == Some(args.token.as_bytes()) => {
+                key.present_ttl_ms().map(|left| now_ms.saturating_add(left))
             }
             KeyKind::String => None,
             KeyKind::SortedSet => key
@@ -77,8 +78,9 @@ impl Command for GoblinRwextend {
             how: How::Again,
             fence: args.fence,
             now_ms,
+            kind,
         };
-        let token = match key.kind() {
+        let token = match kind {
             KeyKind::String => lease.writer(ctx, &mut key)?,
             _ => lease.reader(ctx, &mut key)?,
         };
