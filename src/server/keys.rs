@@ -79,9 +79,9 @@ impl<'call> Key<'call> {
         unsafe { api!(RedisModule_ValueLength)(self.raw()) }
     }
 
-    /// Arms the TTL at an absolute Unix time in milliseconds. The key must exist.
-    /// (There is deliberately no reader of the expiry: Redis 8.2 crashes reading the expiry of
-    /// a key that does not exist, and in-place writes make reading it unnecessary.)
+    /// Arms the TTL at an absolute Unix time in milliseconds. The key must exist. (The readers
+    /// of the expiry, `expires_at_ms`, `ttl_ms` and `present_ttl_ms`, are for a key known to
+    /// exist, or ask first: Redis 8.2 crashes reading the expiry of a key that does not.)
     pub fn set_abs_expire(&mut self, at_ms: i64) {
         // SAFETY: an open write-mode key.
         let status = unsafe { api!(RedisModule_SetAbsExpire)(self.raw(), at_ms) };
