@@ -402,12 +402,18 @@ def owner():
             return port
 
 def move_slot():
-    """The slot, empty, to the next node: told to every node, the new owner first."""
+    """The slot, empty, to the next node, as a migration hands it over: importing on the new
+    owner and migrating on the old first, so that the new owner's SETSLOT NODE bumps its config
+    epoch and no gossip from the old one can win the slot back; then told to every node, the new
+    owner first, the old one next."""
     source = owner()
     admin[source].delete(stored)
     target = ports[(ports.index(source) + 1) % len(ports)]
+    source_id = admin[source].execute_command("CLUSTER", "MYID")
     target_id = admin[target].execute_command("CLUSTER", "MYID")
-    for port in [target] + [p for p in ports if p != target]:
+    admin[target].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", source_id)
+    admin[source].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", target_id)
+    for port in [target, source] + [p for p in ports if p not in (target, source)]:
         admin[port].execute_command("CLUSTER", "SETSLOT", slot, "NODE", target_id)
     return source, target
 
