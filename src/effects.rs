@@ -514,9 +514,7 @@ pub fn reader_held(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>, at_ms: i64) {
     // instructions in a compact set). Otherwise, a lease renewed shorter, say, the look.
     let last = key.len() == 1 || key.expires_at_ms().is_some_and(|expiry| at_ms >= expiry);
     if last {
-        key.set_abs_expire(at_ms);
-        ctx.notify(EventClass::Generic, c"expire", name);
-        Effect::PexpireAtText { at: at.as_bytes() }.replicate(ctx, name);
+        rearmed_at(ctx, key, at_ms, at.as_bytes());
     } else {
         readers_rearmed(ctx, key);
     }
@@ -542,16 +540,17 @@ pub fn reader_released(ctx: &Ctx, key: &mut Key<'_>, token: Arg<'_>) -> bool {
 /// `PEXPIREAT`); left as it is for a score no lease has (`rwlock::key_expiry`).
 fn readers_rearmed(ctx: &Ctx, key: &mut Key<'_>) {
     if let Some(at_ms) = key.last(|_, score| score).and_then(rwlock::key_expiry) {
-        rearmed_at(ctx, key, at_ms);
+        rearmed_at(ctx, key, at_ms, Decimal::integer(at_ms).as_bytes());
     }
 }
 
-/// The readers' key set to expire at `at_ms`, its last lease's end: `expire`, and `PEXPIREAT`.
-fn rearmed_at(ctx: &Ctx, key: &mut Key<'_>, at_ms: i64) {
+/// The readers' key set to expire at `at_ms` (`at`, its digits), its last lease's end:
+/// `expire`, and `PEXPIREAT`.
+fn rearmed_at(ctx: &Ctx, key: &mut Key<'_>, at_ms: i64, at: &[u8]) {
     let name = key.name();
     key.set_abs_expire(at_ms);
     ctx.notify(EventClass::Generic, c"expire", name);
-    Effect::PexpireAt { at_ms }.replicate(ctx, name);
+    Effect::PexpireAtText { at }.replicate(ctx, name);
 }
 
 /// A key's TTL set to expire at `at_ms` (GOBLIN.EXTEND): `expire`, and `PEXPIREAT key at_ms`.

@@ -112,9 +112,7 @@ impl<'call> Key<'call> {
         if self.kind() == KeyKind::Empty {
             return None;
         }
-        // SAFETY: an open key that exists.
-        let remaining = unsafe { api!(RedisModule_GetExpire)(self.raw()) };
-        (remaining != raw::REDISMODULE_NO_EXPIRE as i64).then_some(remaining)
+        self.present_ttl_ms()
     }
 
     /// `ttl_ms` of a key the caller has found present (its value read), without asking again.
